@@ -1,0 +1,65 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { errorBody } from './error-response';
+import { isDatabaseUnavailable } from './database-errors';
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+}
+
+const BODY_PARSER_ERRORS: Record<string, { status: number; message: string }> = {
+  'entity.parse.failed': { status: 400, message: 'Malformed JSON in request body' },
+  'entity.too.large': { status: 413, message: 'Request body is larger than the 1 MiB limit' },
+  'encoding.unsupported': { status: 415, message: 'Unsupported content encoding' },
+  'charset.unsupported': { status: 415, message: 'Unsupported charset; send UTF-8 JSON' },
+  'request.aborted': { status: 400, message: 'Request aborted by the client' },
+  'request.size.invalid': { status: 400, message: 'Request size did not match Content-Length' },
+};
+
+/**
+ * Turns every failure into `{statusCode, error, message}` (CONTRACT §3): HTTP exceptions as they
+ * are, body-parser failures as 400/413, an unreachable database as 503, anything else as a 500
+ * that is logged with the request id and never shows a stack.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
+    const request = http.getRequest<Request & { id?: string }>();
+    if (response.headersSent) return;
+
+    const { status, message } = this.describe(exception, request);
+    response.status(status).json(errorBody(status, message));
+  }
+
+  private describe(exception: unknown, request: Request & { id?: string }): { status: number; message: string | string[] } {
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const body = exception.getResponse();
+      const message =
+        typeof body === 'string'
+          ? body
+          : ((body as { message?: string | string[] }).message ?? exception.message);
+      return { status, message };
+    }
+    const parserError = exception as BodyParserError;
+    const known = parserError?.type ? BODY_PARSER_ERRORS[parserError.type] : undefined;
+    if (known) return known;
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn(`database unavailable during ${request.method} ${request.path}: ${String(exception)}`);
+      return { status: HttpStatus.SERVICE_UNAVAILABLE, message: 'The database is unavailable; try again shortly' };
+    }
+    this.logger.error(
+      { err: exception, requestId: request.id },
+      `unhandled error during ${request.method} ${request.path}`,
+    );
+    return {
+      status: HttpStatus.INTERNAL_SERVER_ERROR,
+      message: `Internal server error (request id ${String(request.id ?? 'unknown')})`,
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import { Module, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { AllExceptionsFilter } from './all-exceptions.filter';
+
+/** Strict input and one error shape for every route (STYLE: "Strict input, one error shape"). */
+@Module({
+  providers: [
+    { provide: APP_FILTER, useClass: AllExceptionsFilter },
+    {
+      provide: APP_PIPE,
+      useFactory: () =>
+        new ValidationPipe({
+          whitelist: true,
+          forbidNonWhitelisted: true,
+          transform: true,
+          forbidUnknownValues: true,
+          stopAtFirstError: false,
+        }),
+    },
+  ],
+})
+export class CommonModule {}

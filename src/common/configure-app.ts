@@ -1,0 +1,39 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
+import { Logger } from 'nestjs-pino';
+import { httpMetrics } from '../observability/http-metrics';
+import { Metrics } from '../observability/metrics';
+import { requestId } from '../observability/logging.module';
+import type { AppConfig } from '../config/app-config';
+import { API_PREFIX, UNPREFIXED_ROUTES } from './api-prefix';
+import { errorBody } from './error-response';
+import { setupSwagger } from './swagger';
+
+/** 1 MiB (CONTRACT §3: 413 above it). */
+export const BODY_LIMIT = '1mb';
+
+/**
+ * Everything that is applied to the application object rather than declared in a module; shared
+ * by main.ts and the end-to-end specs so that both run the same server.
+ */
+export function configureApp(app: NestExpressApplication, config: AppConfig): void {
+  app.useLogger(app.get(Logger));
+  app.disable('x-powered-by');
+  // Before the body parser, so that even a malformed or oversized body gets a request id and is counted.
+  app.use((req: Request & { id?: string }, res: Response, next: NextFunction) => {
+    req.id = requestId(req, res);
+    next();
+  });
+  app.use(httpMetrics(app.get(Metrics)));
+  app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+  app.setGlobalPrefix(API_PREFIX, {
+    exclude: UNPREFIXED_ROUTES.flatMap((path) => [path, `${API_PREFIX}/${path}`]),
+  });
+  if (!config.runsApi) {
+    app.use(`/${API_PREFIX}`, (req: Request, res: Response, next: NextFunction) => {
+      if (/^\/(health|metrics)\b/.test(req.path)) return next();
+      res.status(404).json(errorBody(404, 'This process runs with ROLE=worker; the API is served by ROLE=api or ROLE=all'));
+    });
+  }
+  setupSwagger(app, config);
+}

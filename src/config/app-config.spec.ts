@@ -1,0 +1,88 @@
+import { ConfigError, loadConfig } from './app-config';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults of CONTRACT §1', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      deliveryTimeoutMs: 10_000,
+      retryScheduleMs: [0, 1000, 4000],
+      allowHttpUrls: true,
+      allowPrivateNetworks: true,
+      docsUrl: 'http://localhost:3000/docs',
+      role: 'all',
+      serviceName: 'Hookline',
+    });
+    expect(config.dataDir).toMatch(/\.data$/);
+  });
+
+  it('parses typed values', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      RETRY_SCHEDULE_MS: ' 0, 500 ,2000,10000 ',
+      ALLOW_HTTP_URLS: 'false',
+      ALLOW_PRIVATE_NETWORKS: 'FALSE',
+      ROLE: 'worker',
+      DATABASE_URL: 'postgres://u:p@db:5432/hookline',
+    });
+    expect(config.port).toBe(8080);
+    expect(config.retryScheduleMs).toEqual([0, 500, 2000, 10000]);
+    expect(config.allowHttpUrls).toBe(false);
+    expect(config.allowPrivateNetworks).toBe(false);
+    expect(config.runsApi).toBe(false);
+    expect(config.runsWorker).toBe(true);
+  });
+
+  it('closes http:// and private networks by default in production, and requires an encryption key there', () => {
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
+      'SECRET_ENCRYPTION_KEY is required when NODE_ENV=production',
+    ]);
+    const config = loadConfig({ NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') });
+    expect(config.allowHttpUrls).toBe(false);
+    expect(config.allowPrivateNetworks).toBe(false);
+    expect(config.secretEncryptionKey).toHaveLength(32);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['DELIVERY_TIMEOUT_MS', '-5'],
+    ['DELIVERY_TIMEOUT_MS', '1.5'],
+    ['RETRY_SCHEDULE_MS', '0,1s,4000'],
+    ['RETRY_SCHEDULE_MS', ','],
+    ['ALLOW_HTTP_URLS', 'maybe'],
+    ['ALLOW_PRIVATE_NETWORKS', '2'],
+    ['ROLE', 'scheduler'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['DOCS_URL', 'not a url'],
+    ['SECRET_ENCRYPTION_KEY', 'too-short'],
+    ['ADMIN_API_KEY', 'short'],
+    ['NODE_ENV', 'staging'],
+    ['LOG_LEVEL', 'verbose'],
+  ])('rejects %s=%j with a message naming the variable', (name, value) => {
+    const problems = problemsOf({ [name]: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain(name);
+  });
+
+  it('reports every bad variable at once', () => {
+    const problems = problemsOf({ PORT: 'x', ROLE: 'y' });
+    expect(problems.join('\n')).toMatch(/PORT[\s\S]*ROLE|ROLE[\s\S]*PORT/);
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '  ' }).port).toBe(3000);
+  });
+});

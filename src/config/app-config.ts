@@ -1,0 +1,112 @@
+import { resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { EnvironmentVariables, LOG_LEVELS, ROLES } from './environment-variables';
+
+export type Role = (typeof ROLES)[number];
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Thrown when the environment is invalid; the message names every offending variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * The validated, typed configuration (CONTRACT §1). Built once at start by {@link loadConfig}
+ * and injected wherever it is needed; nothing else reads process.env.
+ */
+export class AppConfig {
+  readonly nodeEnv: 'development' | 'production' | 'test';
+  readonly serviceName: string;
+  readonly port: number;
+  readonly host: string;
+  /** A real PostgreSQL, or undefined: main.ts then starts the embedded one and fills this in. */
+  readonly databaseUrl?: string;
+  readonly dataDir: string;
+  readonly adminApiKey?: string;
+  /** 32 bytes, or undefined: one is generated and kept (see SecretCipher). */
+  readonly secretEncryptionKey?: Buffer;
+  readonly deliveryTimeoutMs: number;
+  /** Delay before each attempt; its length is the number of attempts in a cycle. */
+  readonly retryScheduleMs: readonly number[];
+  readonly allowHttpUrls: boolean;
+  readonly allowPrivateNetworks: boolean;
+  readonly docsUrl: string;
+  readonly role: Role;
+  readonly logLevel: LogLevel;
+  readonly dbPoolSize: number;
+  readonly dispatchConcurrency: number;
+  readonly endpointConcurrency: number;
+  readonly shutdownTimeoutMs: number;
+
+  constructor(values: AppConfigValues) {
+    Object.assign(this, values);
+  }
+
+  get runsApi(): boolean {
+    return this.role !== 'worker';
+  }
+
+  get runsWorker(): boolean {
+    return this.role !== 'api';
+  }
+
+  /** A copy with some values replaced (tests, the embedded database's URL). */
+  with(overrides: Partial<AppConfigValues>): AppConfig {
+    return new AppConfig({ ...this, ...overrides });
+  }
+}
+
+export type AppConfigValues = Omit<AppConfig, 'runsApi' | 'runsWorker' | 'with'>;
+
+function describe(errors: ValidationError[]): string[] {
+  return errors.flatMap((error) => Object.values(error.constraints ?? {}).slice(0, 1));
+}
+
+/** Validates the environment once; throws {@link ConfigError} naming each bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''),
+  );
+  const vars = plainToInstance(EnvironmentVariables, present);
+  const errors = validateSync(vars, { whitelist: false, forbidUnknownValues: false });
+  if (errors.length > 0) throw new ConfigError(describe(errors));
+
+  const production = vars.NODE_ENV === 'production';
+  const problems: string[] = [];
+  let secretEncryptionKey: Buffer | undefined;
+  if (vars.SECRET_ENCRYPTION_KEY) {
+    secretEncryptionKey = Buffer.from(vars.SECRET_ENCRYPTION_KEY, 'base64');
+    if (secretEncryptionKey.length !== 32) {
+      problems.push('SECRET_ENCRYPTION_KEY must decode to exactly 32 bytes');
+    }
+  } else if (production) {
+    problems.push('SECRET_ENCRYPTION_KEY is required when NODE_ENV=production');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return new AppConfig({
+    nodeEnv: vars.NODE_ENV,
+    serviceName: vars.SERVICE_NAME,
+    port: vars.PORT,
+    host: vars.HOST,
+    databaseUrl: vars.DATABASE_URL,
+    dataDir: resolve(vars.DATA_DIR),
+    adminApiKey: vars.ADMIN_API_KEY,
+    secretEncryptionKey,
+    deliveryTimeoutMs: vars.DELIVERY_TIMEOUT_MS,
+    retryScheduleMs: vars.RETRY_SCHEDULE_MS.split(',').map((part) => Number(part.trim())),
+    allowHttpUrls: vars.ALLOW_HTTP_URLS ?? !production,
+    allowPrivateNetworks: vars.ALLOW_PRIVATE_NETWORKS ?? !production,
+    docsUrl: vars.DOCS_URL,
+    role: vars.ROLE,
+    logLevel: vars.LOG_LEVEL,
+    dbPoolSize: vars.DB_POOL_SIZE,
+    dispatchConcurrency: vars.DISPATCH_CONCURRENCY,
+    endpointConcurrency: vars.ENDPOINT_CONCURRENCY,
+    shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+  });
+}

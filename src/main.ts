@@ -1,0 +1,66 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import pino from 'pino';
+import { AppModule } from './app.module';
+import { configureApp } from './common/configure-app';
+import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { EmbeddedPostgres } from './database/embedded-postgres';
+
+async function bootstrap(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+  const log = pino({ level: config.logLevel, base: { service: config.serviceName.toLowerCase(), pid: process.pid } });
+
+  const embedded = config.databaseUrl
+    ? undefined
+    : await EmbeddedPostgres.start(config.dataDir, { info: (m) => log.info(m), warn: (m) => log.warn(m) });
+  if (embedded) config = config.with({ databaseUrl: embedded.url });
+
+  let app: NestExpressApplication;
+  try {
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+      bufferLogs: true,
+      bodyParser: false,
+    });
+    configureApp(app, config);
+    await app.listen(config.port, config.host);
+  } catch (error) {
+    log.fatal({ err: error }, 'could not start');
+    await embedded?.stop();
+    process.exit(1);
+  }
+  const address = app.getHttpServer().address() as { port: number } | null;
+  log.info(`${config.serviceName} (ROLE=${config.role}) listening on http://${config.host}:${address?.port ?? config.port}; API docs at /docs`);
+
+  let stopping = false;
+  const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal} received: finishing in-flight work, then stopping`);
+    const deadline = setTimeout(() => {
+      log.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 10_000);
+    try {
+      await app.close();
+      await embedded?.stop();
+      clearTimeout(deadline);
+      log.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      log.error({ err: error }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', (signal) => void shutdown(signal));
+  process.on('SIGINT', (signal) => void shutdown(signal));
+}
+
+void bootstrap();

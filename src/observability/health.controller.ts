@@ -1,0 +1,29 @@
+import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
+import type { Response } from 'express';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+
+@ApiTags('operations')
+@Controller()
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly database: TypeOrmHealthIndicator,
+  ) {}
+
+  @Get(['health', 'api/v1/external/health'])
+  @HealthCheck()
+  @ApiOperation({ summary: 'Readiness: 200 when the database answers, 503 otherwise (no API key)' })
+  @ApiResponse({ status: 200, description: 'Ready' })
+  @ApiResponse({ status: 503, description: 'The database is unreachable' })
+  async check(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check([() => this.database.pingCheck('database', { timeout: 2_000 })]);
+    } catch (error) {
+      // Terminus's own report (which check failed, and why) is more useful here than the API error shape.
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      res.status(503);
+      return error.getResponse() as HealthCheckResult;
+    }
+  }
+}

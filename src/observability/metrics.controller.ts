@@ -1,0 +1,17 @@
+import { Controller, Get, Header, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Metrics } from './metrics';
+
+@ApiExcludeController()
+@Controller()
+export class MetricsController {
+  constructor(private readonly metrics: Metrics) {}
+
+  /** Prometheus text exposition; no API key (CONTRACT §1). */
+  @Get(['metrics', 'api/v1/external/metrics'])
+  @Header('Cache-Control', 'no-store')
+  async scrape(@Res() res: Response): Promise<void> {
+    res.type(this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
+  }
+}

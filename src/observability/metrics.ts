@@ -1,0 +1,55 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * One registry per application instance (tests boot several apps in one process), holding the
+ * process metrics, HTTP request metrics and the dispatcher's delivery metrics.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests served, by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration, by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  readonly deliveryAttempts = new Counter({
+    name: 'hookline_delivery_attempts_total',
+    help: 'Delivery attempts made, by outcome (success, failure)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly deliveryAttemptDuration = new Histogram({
+    name: 'hookline_delivery_attempt_duration_seconds',
+    help: 'Duration of one delivery attempt, from connect to response',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly deliveriesFinished = new Counter({
+    name: 'hookline_deliveries_finished_total',
+    help: 'Deliveries that reached a final status (succeeded, failed)',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly eventsPublished = new Counter({
+    name: 'hookline_events_published_total',
+    help: 'Events accepted for delivery',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}
