@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { AppConfig } from './config/app-config';
@@ -20,6 +21,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule,
         DatabaseModule,
+        ScheduleModule.forRoot(),
         CommonModule,
         ObservabilityModule,
         AuthModule,

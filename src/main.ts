@@ -21,7 +21,7 @@ async function bootstrap(): Promise<void> {
   const embedded = config.databaseUrl
     ? undefined
     : await EmbeddedPostgres.start(config.dataDir, { info: (m) => log.info(m), warn: (m) => log.warn(m) });
-  if (embedded) config = config.with({ databaseUrl: embedded.url });
+  if (embedded) config = config.with({ databaseUrl: embedded.url, embeddedDatabase: true });
 
   let app: NestExpressApplication;
   try {

@@ -127,7 +127,7 @@ describe('migrations under the advisory lock', () => {
   it('lets several instances start together on an empty database and applies each migration once', async () => {
     const db = await createTestDatabase();
     const sources = await Promise.all(
-      [1, 2, 3].map(() => new DataSource({ ...dataSourceOptions(db.url), poolSize: 2 }).initialize()),
+      [1, 2, 3].map(() => new DataSource(dataSourceOptions(db.url, 2)).initialize()),
     );
     try {
       await Promise.all(sources.map((source) => runMigrationsLocked(source)));

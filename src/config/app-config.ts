@@ -25,6 +25,8 @@ export class AppConfig {
   readonly host: string;
   /** A real PostgreSQL, or undefined: main.ts then starts the embedded one and fills this in. */
   readonly databaseUrl?: string;
+  /** Set by main.ts when it started the embedded server (generated keys then live in DATA_DIR). */
+  readonly embeddedDatabase: boolean;
   readonly dataDir: string;
   readonly adminApiKey?: string;
   /** 32 bytes, or undefined: one is generated and kept (see SecretCipher). */
@@ -94,6 +96,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: vars.PORT,
     host: vars.HOST,
     databaseUrl: vars.DATABASE_URL,
+    embeddedDatabase: false,
     dataDir: resolve(vars.DATA_DIR),
     adminApiKey: vars.ADMIN_API_KEY,
     secretEncryptionKey,

@@ -1,14 +1,17 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
+import { PgNotifier } from './pg-notifier';
 import { runMigrationsLocked } from './run-migrations';
+import { SettingsRepository } from './settings.repository';
 
 /**
  * TypeORM on PostgreSQL, one code path: the URL is a real server's (DATABASE_URL) or the embedded
  * server's that main.ts started. Migrations run before anything else can use the connection.
  */
+@Global()
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -24,5 +27,7 @@ import { runMigrationsLocked } from './run-migrations';
       },
     }),
   ],
+  providers: [PgNotifier, SettingsRepository],
+  exports: [PgNotifier, SettingsRepository],
 })
 export class DatabaseModule {}

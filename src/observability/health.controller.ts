@@ -1,9 +1,11 @@
+import { Public } from '../auth/require-scopes.decorator';
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 
 @ApiTags('operations')
+@Public()
 @Controller()
 export class HealthController {
   constructor(

@@ -1,9 +1,11 @@
+import { Public } from '../auth/require-scopes.decorator';
 import { Controller, Get, Header, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Metrics } from './metrics';
 
 @ApiExcludeController()
+@Public()
 @Controller()
 export class MetricsController {
   constructor(private readonly metrics: Metrics) {}

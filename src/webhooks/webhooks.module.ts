@@ -1,4 +1,30 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config';
+import { SettingsRepository } from '../database/settings.repository';
+import { SecretCipher } from './secret-cipher';
+import { loadSecretEncryptionKey } from './secret-encryption-key';
+import { UrlPolicy } from './url-policy';
+import { Webhook } from './webhook.entity';
+import { WebhookRepository } from './webhook.repository';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksService } from './webhooks.service';
 
-@Module({})
+/** Webhook endpoints: registration, the URL policy, signing secrets (encrypted at rest). */
+@Module({
+  imports: [TypeOrmModule.forFeature([Webhook])],
+  controllers: [WebhooksController],
+  providers: [
+    WebhookRepository,
+    WebhooksService,
+    UrlPolicy,
+    {
+      provide: SecretCipher,
+      inject: [AppConfig, SettingsRepository],
+      useFactory: async (config: AppConfig, settings: SettingsRepository) =>
+        new SecretCipher(await loadSecretEncryptionKey(config, settings)),
+    },
+  ],
+  exports: [WebhookRepository, WebhooksService, UrlPolicy, SecretCipher],
+})
 export class WebhooksModule {}

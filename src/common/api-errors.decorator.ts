@@ -1,0 +1,18 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import { ErrorResponse } from './error-response';
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid input (malformed JSON, wrong types, unknown fields, failed rules); nothing was changed',
+  404: 'Unknown id (or one that belongs to another store)',
+  409: 'State conflict',
+  413: 'Body over 1 MiB',
+  503: 'The database is unavailable',
+};
+
+/** Documents error answers in the `{statusCode, error, message}` shape (CONTRACT §3). */
+export function ApiErrors(...statuses: Array<400 | 404 | 409 | 413 | 503>): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ...statuses.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status], type: ErrorResponse })),
+  );
+}

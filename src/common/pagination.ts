@@ -1,0 +1,67 @@
+import { BadRequestException } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+
+/** `limit` and `cursor` of every list (CONTRACT §5: limit 1–200, default 50). */
+export class PageQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50, description: 'Page size' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be an integer from 1 to 200' })
+  @Min(1, { message: 'limit must be an integer from 1 to 200' })
+  @Max(200, { message: 'limit must be an integer from 1 to 200' })
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'The `nextCursor` of the previous page (opaque)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+/** Documents `{data, nextCursor}` for a given item type in the OpenAPI document. */
+export function PageOf<T>(itemType: new () => T, name: string): new () => Page<T> {
+  class PageDto {
+    @ApiProperty({ type: itemType, isArray: true })
+    data: T[];
+
+    @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' })
+    nextCursor: string | null;
+  }
+  Object.defineProperty(PageDto, 'name', { value: name });
+  return PageDto;
+}
+
+/**
+ * Cursors are opaque to clients: the base64url of the last id of the page. Ids are time-ordered,
+ * so lists page newest first with `id < cursor`, which stays correct while rows are inserted.
+ */
+export function encodeCursor(lastId: string): string {
+  return Buffer.from(JSON.stringify({ after: lastId })).toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown };
+    if (typeof parsed.after === 'string' && /^[a-z]{2,3}_[0-9a-z]{1,64}$/.test(parsed.after)) return parsed.after;
+  } catch {
+    // fall through
+  }
+  throw new BadRequestException('cursor is invalid; pass the nextCursor of a previous page');
+}
+
+/** Builds a page from `limit + 1` rows fetched newest first. */
+export function toPage<R extends { id: string }, T>(rows: R[], limit: number, map: (row: R) => T): Page<T> {
+  const more = rows.length > limit;
+  const items = more ? rows.slice(0, limit) : rows;
+  return { data: items.map(map), nextCursor: more ? encodeCursor(items[items.length - 1].id) : null };
+}

@@ -1,0 +1,16 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+/** The `settings` key/value table: values generated once and shared by every process. */
+@Injectable()
+export class SettingsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Returns the stored value, storing `candidate` first if there is none (first writer wins). */
+  async getOrCreate(key: string, candidate: string): Promise<string> {
+    await this.dataSource.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [key, candidate]);
+    const rows: Array<{ value: string }> = await this.dataSource.query('SELECT value FROM settings WHERE key = $1', [key]);
+    return rows[0].value;
+  }
+}

@@ -1,0 +1,56 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { StoreId } from '../auth/auth-context';
+import { RequireScopes } from '../auth/require-scopes.decorator';
+import { ApiErrors } from '../common/api-errors.decorator';
+import { PageOf, type Page } from '../common/pagination';
+import { DeliveriesService } from './deliveries.service';
+import { DeliveryDetailResponse, DeliveryResponse, RetryFailedResponse } from './dto/delivery.response';
+import { ListDeliveriesQuery } from './dto/list-deliveries.query';
+import { RetryFailedDto } from './dto/retry-failed.dto';
+
+const DeliveryPage = PageOf(DeliveryResponse, 'DeliveryPage');
+
+@ApiTags('deliveries')
+@Controller()
+export class DeliveriesController {
+  constructor(private readonly deliveries: DeliveriesService) {}
+
+  @Get('webhooks/:id/deliveries')
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: "An endpoint's deliveries, newest first" })
+  @ApiOkResponse({ type: DeliveryPage })
+  @ApiErrors(400, 404)
+  list(@StoreId() storeId: string, @Param('id') webhookId: string, @Query() query: ListDeliveriesQuery): Promise<Page<DeliveryResponse>> {
+    return this.deliveries.listForWebhook(storeId, webhookId, query);
+  }
+
+  @Post('webhooks/:id/deliveries/retry-failed')
+  @HttpCode(202)
+  @RequireScopes('webhooks:write')
+  @ApiOperation({ summary: "Start a new cycle of attempts for an endpoint's failed deliveries" })
+  @ApiAcceptedResponse({ type: RetryFailedResponse })
+  @ApiErrors(400, 404, 409)
+  retryFailed(@StoreId() storeId: string, @Param('id') webhookId: string, @Body() dto: RetryFailedDto): Promise<RetryFailedResponse> {
+    return this.deliveries.retryFailed(storeId, webhookId, dto.since);
+  }
+
+  @Get('deliveries/:id')
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: 'A delivery with its envelope and every attempt' })
+  @ApiOkResponse({ type: DeliveryDetailResponse })
+  @ApiErrors(404)
+  get(@StoreId() storeId: string, @Param('id') id: string): Promise<DeliveryDetailResponse> {
+    return this.deliveries.get(storeId, id);
+  }
+
+  @Post('deliveries/:id/retry')
+  @HttpCode(202)
+  @RequireScopes('webhooks:write')
+  @ApiOperation({ summary: 'Retry a failed or succeeded delivery (same event id and body); 409 while pending' })
+  @ApiAcceptedResponse({ type: DeliveryResponse })
+  @ApiErrors(404, 409)
+  retry(@StoreId() storeId: string, @Param('id') id: string): Promise<DeliveryResponse> {
+    return this.deliveries.retry(storeId, id);
+  }
+}

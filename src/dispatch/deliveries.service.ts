@@ -1,0 +1,74 @@
+import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import { PgNotifier } from '../database/pg-notifier';
+import { isEventType, TEST_EVENT_TYPE } from '../events/catalogue/event-catalogue';
+import { WebhooksService } from '../webhooks/webhooks.service';
+import { DeliveryRepository } from './delivery.repository';
+import { DELIVERIES_CHANNEL } from './dispatcher';
+import { AttemptResponse, DeliveryDetailResponse, DeliveryResponse, RetryFailedResponse } from './dto/delivery.response';
+import type { ListDeliveriesQuery } from './dto/list-deliveries.query';
+
+@Injectable()
+export class DeliveriesService {
+  constructor(
+    private readonly deliveries: DeliveryRepository,
+    private readonly webhooks: WebhooksService,
+    private readonly notifier: PgNotifier,
+  ) {}
+
+  async listForWebhook(storeId: string, webhookId: string, query: ListDeliveriesQuery): Promise<Page<DeliveryResponse>> {
+    if (query.eventType !== undefined && !isEventType(query.eventType) && query.eventType !== TEST_EVENT_TYPE) {
+      throw new BadRequestException(['eventType must be one of the event types of GET /event-types, or webhook.test']);
+    }
+    await this.webhooks.require(storeId, webhookId);
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const rows = await this.deliveries.pageForWebhook(storeId, webhookId, {
+      limit,
+      beforeId: decodeCursor(query.cursor),
+      status: query.status,
+      eventType: query.eventType,
+    });
+    return toPage(rows, limit, (row) => DeliveryResponse.of(row));
+  }
+
+  async get(storeId: string, id: string): Promise<DeliveryDetailResponse> {
+    const row = await this.deliveries.findInStore(storeId, id);
+    if (!row) throw notFound(id);
+    const attempts = await this.deliveries.attemptsOf(id);
+    return {
+      ...DeliveryResponse.of(row),
+      event: JSON.parse(row.body) as DeliveryDetailResponse['event'],
+      attempts: attempts.map((attempt) => AttemptResponse.of(attempt)),
+    };
+  }
+
+  /** A failed or succeeded delivery starts a new cycle (same event id and body); pending → 409. */
+  async retry(storeId: string, id: string): Promise<DeliveryResponse> {
+    const current = await this.deliveries.findInStore(storeId, id);
+    if (!current) throw notFound(id);
+    if (current.status === 'pending') throw new ConflictException(`Delivery ${id} is still pending; retry it once it has finished`);
+    await this.requireActive(storeId, current.webhookId);
+    const restarted = await this.deliveries.restart(storeId, id);
+    if (!restarted) throw new ConflictException(`Delivery ${id} is still pending; retry it once it has finished`);
+    await this.notifier.notify(DELIVERIES_CHANNEL);
+    return DeliveryResponse.of(restarted);
+  }
+
+  async retryFailed(storeId: string, webhookId: string, since?: string): Promise<RetryFailedResponse> {
+    await this.requireActive(storeId, webhookId);
+    const queued = await this.deliveries.restartFailed(storeId, webhookId, since ? new Date(since) : undefined);
+    if (queued > 0) await this.notifier.notify(DELIVERIES_CHANNEL);
+    return { queued };
+  }
+
+  private async requireActive(storeId: string, webhookId: string): Promise<void> {
+    const webhook = await this.webhooks.require(storeId, webhookId);
+    if (!webhook.isActive) {
+      throw new ConflictException(`Webhook ${webhookId} is inactive; activate it (PUT isActive: true) before retrying`);
+    }
+  }
+}
+
+function notFound(id: string): NotFoundException {
+  return new NotFoundException(`Delivery ${id} not found`);
+}

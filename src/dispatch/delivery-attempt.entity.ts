@@ -1,0 +1,27 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** One HTTP attempt of a delivery, written before the retry decision is taken. */
+@Entity('delivery_attempts')
+export class DeliveryAttempt {
+  @PrimaryColumn({ name: 'delivery_id', type: 'text' })
+  deliveryId: string;
+
+  @PrimaryColumn({ type: 'integer' })
+  number: number;
+
+  @Column({ name: 'started_at', type: 'timestamptz' })
+  startedAt: Date;
+
+  @Column({ name: 'duration_ms', type: 'integer' })
+  durationMs: number;
+
+  @Column({ name: 'status_code', type: 'integer', nullable: true })
+  statusCode: number | null;
+
+  @Column({ type: 'text', nullable: true })
+  error: string | null;
+
+  /** At most 4 KiB of the response body. */
+  @Column({ name: 'response_body', type: 'text', nullable: true })
+  responseBody: string | null;
+}

@@ -1,0 +1,56 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * One event to one endpoint. While `pending`, `nextAttemptAt` is when it is due; a worker that
+ * claims it moves `nextAttemptAt` to the end of its lease and sets `leaseToken`, so a crashed
+ * worker's claim simply becomes due again when the lease ends.
+ */
+@Entity('deliveries')
+export class Delivery {
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ name: 'store_id', type: 'text' })
+  storeId: string;
+
+  @Column({ name: 'event_id', type: 'text' })
+  eventId: string;
+
+  @Column({ name: 'webhook_id', type: 'text' })
+  webhookId: string;
+
+  @Column({ name: 'event_type', type: 'text' })
+  eventType: string;
+
+  @Column({ type: 'text' })
+  status: DeliveryStatus;
+
+  /** Attempts claimed over the delivery's life (every cycle). */
+  @Column({ name: 'attempt_count', type: 'integer' })
+  attemptCount: number;
+
+  /** Attempts claimed in the current cycle (a manual retry starts a new one). */
+  @Column({ name: 'cycle_attempts', type: 'integer' })
+  cycleAttempts: number;
+
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  nextAttemptAt: Date | null;
+
+  @Column({ name: 'lease_token', type: 'text', nullable: true })
+  leaseToken: string | null;
+
+  @Column({ name: 'last_status_code', type: 'integer', nullable: true })
+  lastStatusCode: number | null;
+
+  @Column({ name: 'last_error', type: 'text', nullable: true })
+  lastError: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

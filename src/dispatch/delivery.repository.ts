@@ -1,0 +1,331 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Pool } from 'pg';
+import { newId } from '../common/ids';
+import { poolOf, rowsOf } from '../database/sql';
+import type { DeliveryStatus } from './delivery.entity';
+
+/** A claimed delivery with everything needed to send it (one round trip). */
+export interface ClaimedDelivery {
+  id: string;
+  storeId: string;
+  eventId: string;
+  webhookId: string;
+  eventType: string;
+  /** Number of this attempt over the delivery's life (the attempt row's `number`). */
+  attemptNumber: number;
+  /** Number of this attempt in the current cycle (for the retry schedule). */
+  cycleAttempt: number;
+  leaseToken: string;
+  body: string;
+  url: string;
+  secretSealed: string;
+  webhookActive: boolean;
+}
+
+/** The result of one attempt and the decision taken on it, written together. */
+export interface AttemptOutcome {
+  deliveryId: string;
+  leaseToken: string;
+  /** null when no HTTP attempt was made (the endpoint turned out to be inactive). */
+  attempt: {
+    number: number;
+    startedAt: Date;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+    responseBody: string | null;
+  } | null;
+  status: DeliveryStatus;
+  /** For `pending`: milliseconds from `decidedAt` to the next attempt. */
+  retryDelayMs: number;
+  decidedAt: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+}
+
+export interface EndpointLimits {
+  /** Endpoints with no free slot in this process: not claimed at all. */
+  excluded: string[];
+  /** Endpoints with some slots taken: at most `available` each. */
+  partial: Array<{ webhookId: string; available: number }>;
+  /** Slots of any other endpoint. */
+  perEndpoint: number;
+}
+
+export interface DeliveryRow {
+  id: string;
+  storeId: string;
+  eventId: string;
+  webhookId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  leased: boolean;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface AttemptRow {
+  number: number;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+}
+
+export interface DeliveryFilter {
+  limit: number;
+  beforeId?: string;
+  status?: DeliveryStatus;
+  eventType?: string;
+}
+
+const DELIVERY_COLUMNS = `d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
+  d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount", d.next_attempt_at AS "nextAttemptAt",
+  (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
+  d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
+
+/**
+ * Every statement on deliveries and their attempts. The hot path (claim, record) is one SQL
+ * statement per batch, whatever the batch size.
+ */
+@Injectable()
+export class DeliveryRepository {
+  private readonly pool: Pool;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.pool = poolOf(dataSource);
+  }
+
+  /** Fan-out of a publish: one pending delivery per endpoint, in the caller's transaction. */
+  async createForEvent(
+    manager: EntityManager,
+    event: { storeId: string; eventId: string; eventType: string },
+    webhookIds: string[],
+    firstDelayMs: number,
+  ): Promise<string[]> {
+    if (webhookIds.length === 0) return [];
+    const ids = webhookIds.map(() => newId('del'));
+    await manager.query(
+      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+       SELECT u.id, $2, $3, u.webhook_id, $4, now() + make_interval(secs => $5::double precision / 1000)
+       FROM unnest($1::text[], $6::text[]) AS u(id, webhook_id)`,
+      [ids, event.storeId, event.eventId, event.eventType, firstDelayMs, webhookIds],
+    );
+    return ids;
+  }
+
+  /** A delivery already leased to the caller, who sends it itself (the endpoint test). */
+  async createLeased(
+    manager: EntityManager,
+    event: { storeId: string; eventId: string; eventType: string },
+    webhookId: string,
+    leaseToken: string,
+    leaseMs: number,
+  ): Promise<string> {
+    const id = newId('del');
+    await manager.query(
+      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, attempt_count, cycle_attempts, lease_token, next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, 1, 1, $6, now() + make_interval(secs => $7::double precision / 1000))`,
+      [id, event.storeId, event.eventId, webhookId, event.eventType, leaseToken, leaseMs],
+    );
+    return id;
+  }
+
+  /**
+   * Claims up to `limit` due deliveries for this worker (FOR UPDATE SKIP LOCKED: workers never
+   * claim the same row), respecting per-endpoint slots, and leases them for `leaseMs`.
+   */
+  async claimDue(limit: number, leaseMs: number, leaseToken: string, limits: EndpointLimits): Promise<ClaimedDelivery[]> {
+    const result = await this.pool.query<ClaimedDelivery>(
+      `WITH locked AS (
+         SELECT id, webhook_id, next_attempt_at FROM deliveries
+         WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (webhook_id = ANY($1::text[]))
+         ORDER BY next_attempt_at
+         LIMIT $2
+         FOR UPDATE SKIP LOCKED
+       ), ranked AS (
+         SELECT id, webhook_id, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at) AS rn FROM locked
+       ), chosen AS (
+         SELECT r.id FROM ranked r
+         LEFT JOIN unnest($3::text[], $4::int[]) AS a(webhook_id, available) ON a.webhook_id = r.webhook_id
+         WHERE r.rn <= COALESCE(a.available, $5)
+       )
+       UPDATE deliveries d
+       SET next_attempt_at = now() + make_interval(secs => $6::double precision / 1000), lease_token = $7,
+           attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
+       FROM chosen c, events e, webhooks w
+       WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
+       RETURNING d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
+         d.event_type AS "eventType", d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
+         d.lease_token AS "leaseToken", e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive"`,
+      [
+        limits.excluded,
+        limit,
+        limits.partial.map((p) => p.webhookId),
+        limits.partial.map((p) => p.available),
+        limits.perEndpoint,
+        leaseMs,
+        leaseToken,
+      ],
+    );
+    return result.rows;
+  }
+
+  /**
+   * Writes a batch of attempt rows and the decisions taken on them in one statement. A decision
+   * applies only while the worker still holds the lease; the attempt row is kept either way, since
+   * the request was really sent.
+   */
+  async recordOutcomes(outcomes: AttemptOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    const now = Date.now();
+    const withAttempt = outcomes.filter((o) => o.attempt);
+    await this.pool.query(
+      `WITH attempts AS (
+         INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_body)
+         SELECT a.* FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[])
+           AS a(delivery_id, number, started_at, duration_ms, status_code, error, response_body)
+         WHERE EXISTS (SELECT 1 FROM deliveries x WHERE x.id = a.delivery_id)
+         ON CONFLICT DO NOTHING
+       )
+       UPDATE deliveries d
+       SET status = u.status,
+           next_attempt_at = CASE WHEN u.status = 'pending'
+             THEN now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000) ELSE NULL END,
+           lease_token = NULL, last_status_code = u.status_code, last_error = u.error, updated_at = now()
+       FROM unnest($8::text[], $9::text[], $10::text[], $11::double precision[], $12::int[], $13::text[])
+         AS u(id, token, status, delay_ms, status_code, error)
+       WHERE d.id = u.id AND d.lease_token = u.token`,
+      [
+        withAttempt.map((o) => o.deliveryId),
+        withAttempt.map((o) => o.attempt!.number),
+        withAttempt.map((o) => o.attempt!.startedAt.toISOString()),
+        withAttempt.map((o) => o.attempt!.durationMs),
+        withAttempt.map((o) => o.attempt!.statusCode),
+        withAttempt.map((o) => o.attempt!.error),
+        withAttempt.map((o) => o.attempt!.responseBody),
+        outcomes.map((o) => o.deliveryId),
+        outcomes.map((o) => o.leaseToken),
+        outcomes.map((o) => o.status),
+        // The delay counts from the decision, not from this (possibly later) write.
+        outcomes.map((o) => o.retryDelayMs - (now - o.decidedAt)),
+        outcomes.map((o) => o.lastStatusCode),
+        outcomes.map((o) => o.lastError),
+      ],
+    );
+  }
+
+  /** Gives claimed deliveries back unattempted (graceful shutdown): due at once for any worker. */
+  async releaseLeases(ids: string[], leaseToken: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.pool.query(
+      `UPDATE deliveries SET next_attempt_at = now(), lease_token = NULL,
+         attempt_count = attempt_count - 1, cycle_attempts = cycle_attempts - 1, updated_at = now()
+       WHERE id = ANY($1::text[]) AND lease_token = $2`,
+      [ids, leaseToken],
+    );
+  }
+
+  /**
+   * Leases that ran out belong to a worker that died mid-attempt: record that attempt as
+   * interrupted, so the log says what happened; the delivery is due again and any worker takes it.
+   */
+  async sweepExpiredLeases(leaseMs: number): Promise<number> {
+    const rows = await rowsOf(
+      this.dataSource,
+      `WITH expired AS (
+         UPDATE deliveries SET lease_token = NULL, updated_at = now(),
+           last_error = 'attempt interrupted: the worker stopped before recording a result'
+         WHERE status = 'pending' AND lease_token IS NOT NULL AND next_attempt_at < now() - interval '1 second'
+         RETURNING id, attempt_count, next_attempt_at
+       )
+       INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_body)
+       SELECT id, attempt_count, next_attempt_at - make_interval(secs => $1::double precision / 1000), 0, NULL,
+         'attempt interrupted: the worker stopped before recording a result', NULL
+       FROM expired
+       ON CONFLICT DO NOTHING
+       RETURNING delivery_id`,
+      [leaseMs],
+    );
+    return rows.length;
+  }
+
+  /** When the next pending delivery is due (or a lease ends), if any. */
+  async nextDueAt(): Promise<Date | null> {
+    const result = await this.pool.query<{ at: Date | null }>(
+      `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending'`,
+    );
+    return result.rows[0]?.at ?? null;
+  }
+
+  async findInStore(storeId: string, id: string): Promise<(DeliveryRow & { body: string }) | null> {
+    const rows: Array<DeliveryRow & { body: string }> = await this.dataSource.query(
+      `SELECT ${DELIVERY_COLUMNS}, e.body FROM deliveries d JOIN events e ON e.id = d.event_id
+       WHERE d.id = $1 AND d.store_id = $2`,
+      [id, storeId],
+    );
+    return rows[0] ?? null;
+  }
+
+  attemptsOf(deliveryId: string): Promise<AttemptRow[]> {
+    return this.dataSource.query(
+      `SELECT number, started_at AS "startedAt", duration_ms AS "durationMs", status_code AS "statusCode",
+         error, response_body AS "responseBody"
+       FROM delivery_attempts WHERE delivery_id = $1 ORDER BY number`,
+      [deliveryId],
+    );
+  }
+
+  /** Newest first, `limit + 1` rows. */
+  pageForWebhook(storeId: string, webhookId: string, filter: DeliveryFilter): Promise<DeliveryRow[]> {
+    const params: unknown[] = [storeId, webhookId, filter.limit + 1];
+    const conditions = ['d.store_id = $1', 'd.webhook_id = $2'];
+    if (filter.beforeId) conditions.push(`d.id < $${params.push(filter.beforeId)}`);
+    if (filter.status) conditions.push(`d.status = $${params.push(filter.status)}`);
+    if (filter.eventType) conditions.push(`d.event_type = $${params.push(filter.eventType)}`);
+    return this.dataSource.query(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries d WHERE ${conditions.join(' AND ')} ORDER BY d.id DESC LIMIT $3`,
+      params,
+    );
+  }
+
+  listForEvent(storeId: string, eventId: string): Promise<DeliveryRow[]> {
+    return this.dataSource.query(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries d WHERE d.store_id = $1 AND d.event_id = $2 ORDER BY d.id`,
+      [storeId, eventId],
+    );
+  }
+
+  /** Starts a new cycle for a finished delivery; null when it is pending (or unknown). */
+  async restart(storeId: string, id: string): Promise<DeliveryRow | null> {
+    const rows = await rowsOf<DeliveryRow>(
+      this.dataSource,
+      `UPDATE deliveries d SET status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL,
+         updated_at = now()
+       WHERE d.id = $1 AND d.store_id = $2 AND d.status <> 'pending'
+       RETURNING ${DELIVERY_COLUMNS}`,
+      [id, storeId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Starts a new cycle for the endpoint's failed deliveries (created since `since`, if given). */
+  async restartFailed(storeId: string, webhookId: string, since?: Date): Promise<number> {
+    const rows = await rowsOf(
+      this.dataSource,
+      `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL,
+         updated_at = now()
+       WHERE store_id = $1 AND webhook_id = $2 AND status = 'failed' AND ($3::timestamptz IS NULL OR created_at >= $3)
+       RETURNING id`,
+      [storeId, webhookId, since?.toISOString() ?? null],
+    );
+    return rows.length;
+  }
+}

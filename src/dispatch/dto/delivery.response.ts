@@ -1,0 +1,117 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../delivery.entity';
+import type { AttemptRow, DeliveryRow } from '../delivery.repository';
+
+export class DeliveryResponse {
+  @ApiProperty({ example: 'del_01jd5v1xkq8w3r0m6m2n4p7s9t' })
+  id: string;
+
+  @ApiProperty({ example: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t' })
+  eventId: string;
+
+  @ApiProperty({ example: 'wh_01jd5v1xkq8w3r0m6m2n4p7s9t' })
+  webhookId: string;
+
+  @ApiProperty({ example: 'order.created' })
+  eventType: string;
+
+  @ApiProperty({ enum: DELIVERY_STATUSES, example: 'pending' })
+  status: DeliveryStatus;
+
+  @ApiProperty({ example: 1, description: 'Attempts made so far, every cycle counted' })
+  attemptCount: number;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '2026-11-22T10:00:01.000Z',
+    description: 'When the next attempt is due; null once final, and while an attempt is in flight',
+  })
+  nextAttemptAt: string | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 500 })
+  lastStatusCode: number | null;
+
+  @ApiProperty({ type: String, nullable: true, example: 'HTTP 500' })
+  lastError: string | null;
+
+  @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })
+  createdAt: string;
+
+  @ApiProperty({ example: '2026-11-22T10:00:00.120Z' })
+  updatedAt: string;
+
+  static of(row: DeliveryRow): DeliveryResponse {
+    return {
+      id: row.id,
+      eventId: row.eventId,
+      webhookId: row.webhookId,
+      eventType: row.eventType,
+      status: row.status,
+      attemptCount: row.attemptCount,
+      nextAttemptAt: row.status === 'pending' && !row.leased && row.nextAttemptAt ? row.nextAttemptAt.toISOString() : null,
+      lastStatusCode: row.lastStatusCode,
+      lastError: row.lastError,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    };
+  }
+}
+
+export class AttemptResponse {
+  @ApiProperty({ example: 1 })
+  number: number;
+
+  @ApiProperty({ example: '2026-11-22T10:00:00.010Z' })
+  startedAt: string;
+
+  @ApiProperty({ example: 42 })
+  durationMs: number;
+
+  @ApiProperty({ type: Number, nullable: true, example: 500 })
+  statusCode: number | null;
+
+  @ApiProperty({ type: String, nullable: true, example: 'HTTP 500' })
+  error: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '{"error":"database down"}', description: 'At most 4 KiB' })
+  responseBody: string | null;
+
+  static of(row: AttemptRow): AttemptResponse {
+    return {
+      number: row.number,
+      startedAt: row.startedAt.toISOString(),
+      durationMs: row.durationMs,
+      statusCode: row.statusCode,
+      error: row.error,
+      responseBody: row.responseBody,
+    };
+  }
+}
+
+export class EnvelopeResponse {
+  @ApiProperty({ example: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t' })
+  id: string;
+
+  @ApiProperty({ example: 'order.created' })
+  type: string;
+
+  @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })
+  timestamp: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, example: { id: 'ord_1001', orderNumber: '1001' } })
+  data: Record<string, unknown>;
+}
+
+export class DeliveryDetailResponse extends DeliveryResponse {
+  @ApiProperty({ type: EnvelopeResponse, description: 'The envelope, exactly as sent' })
+  event: EnvelopeResponse;
+
+  @ApiProperty({ type: AttemptResponse, isArray: true })
+  attempts: AttemptResponse[];
+}
+
+export class RetryFailedResponse {
+  @ApiProperty({ example: 12, description: 'Failed deliveries that started a new cycle' })
+  queued: number;
+}

@@ -1,0 +1,148 @@
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Agent, request } from 'undici';
+import { AppConfig } from '../config/app-config';
+import { UrlPolicy } from '../webhooks/url-policy';
+import { signPayload } from './signature';
+
+/** At most this much of a response body is read and kept (CONTRACT §7). */
+export const RESPONSE_EXCERPT_BYTES = 4096;
+
+export interface SendRequest {
+  url: string;
+  eventId: string;
+  body: string;
+  secret: string;
+}
+
+export interface SendResult {
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  /** null on a 2xx answer; otherwise what went wrong, for the attempt log. */
+  error: string | null;
+  responseBody: string | null;
+  succeeded: boolean;
+}
+
+/**
+ * One signed POST of an envelope (CONTRACT §7). undici, not axios: see bench/README.md for the
+ * measurement. One keep-alive pool per origin, a connect-time `lookup` that only hands out
+ * addresses the URL policy accepts (so the socket goes to the address that was checked), no
+ * redirects followed, one time limit on the whole attempt, at most 4 KiB of the answer read.
+ */
+@Injectable()
+export class WebhookSender implements OnApplicationShutdown {
+  private readonly agent: Agent;
+  private readonly userAgent: string;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly urlPolicy: UrlPolicy,
+  ) {
+    this.userAgent = `${config.serviceName}-Webhook/1.0 (+${config.docsUrl})`;
+    this.agent = new Agent({
+      connections: config.endpointConcurrency,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 120_000,
+      headersTimeout: config.deliveryTimeoutMs,
+      bodyTimeout: config.deliveryTimeoutMs,
+      connect: { timeout: config.deliveryTimeoutMs, lookup: urlPolicy.lookup },
+    });
+  }
+
+  async send(target: SendRequest, timeoutMs = this.config.deliveryTimeoutMs): Promise<SendResult> {
+    const startedAt = new Date();
+    const started = performance.now();
+    const finish = (fields: Omit<SendResult, 'startedAt' | 'durationMs'>): SendResult => ({
+      startedAt,
+      durationMs: Math.round(performance.now() - started),
+      ...fields,
+    });
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const url = new URL(target.url);
+      // net.connect never calls `lookup` for an IP literal, so literals are checked here.
+      this.urlPolicy.assertAddressAllowed(url.hostname);
+      const timestamp = String(Date.now());
+      const response = await request(url, {
+        dispatcher: this.agent,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': this.userAgent,
+          'x-webhook-id': target.eventId,
+          'x-webhook-timestamp': timestamp,
+          'x-webhook-signature': signPayload(target.secret, timestamp, target.body),
+        },
+        body: target.body,
+        signal,
+      });
+      const excerpt = await readExcerpt(response.body);
+      const statusCode = response.statusCode;
+      const succeeded = statusCode >= 200 && statusCode < 300;
+      let error: string | null = null;
+      if (statusCode >= 300 && statusCode < 400) {
+        const location = response.headers.location;
+        error = `redirect ${statusCode} not followed${typeof location === 'string' ? ` (Location: ${location.slice(0, 200)})` : ''}`;
+      } else if (!succeeded) {
+        error = `HTTP ${statusCode}`;
+      }
+      return finish({ statusCode, error, responseBody: excerpt, succeeded });
+    } catch (caught) {
+      return finish({ statusCode: null, error: describeError(caught, signal, timeoutMs), responseBody: null, succeeded: false });
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.agent.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Reads at most 4 KiB and drops the rest: a short body is read to its end (the connection stays
+ * reusable); a longer one is cut off by destroying the stream, so 50 MB are never read.
+ */
+async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(error?: Error): unknown }): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= RESPONSE_EXCERPT_BYTES) {
+        body.destroy();
+        break;
+      }
+    }
+  } catch {
+    // A body cut short after the status line arrived: keep what was read.
+  }
+  if (size === 0) return null;
+  return Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+}
+
+function describeError(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+  if (signal.aborted) return `timeout: no complete answer within ${timeoutMs} ms`;
+  const err = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = err.code ?? err.cause?.code;
+  const message = err.cause?.message ?? err.message ?? String(error);
+  switch (code) {
+    case 'EHOSTBLOCKED':
+      return `blocked: ${message}`;
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return `connection reset (${message})`;
+    case 'ENOTFOUND':
+      return `host not found (${message})`;
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+      return `timeout: no complete answer within ${timeoutMs} ms`;
+    default:
+      if (code && /^ERR_TLS|CERT|SSL/.test(code)) return `TLS error (${code}: ${message})`;
+      return code ? `${code}: ${message}` : message;
+  }
+}

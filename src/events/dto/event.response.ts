@@ -1,0 +1,76 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { DeliveryResponse } from '../../dispatch/dto/delivery.response';
+import { EVENT_CATEGORIES, EVENT_TYPES, type EventCategory, type EventType } from '../catalogue/event-catalogue';
+
+export class PublishedEventResponse {
+  @ApiProperty({ example: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t' })
+  id: string;
+
+  @ApiProperty({ enum: EVENT_TYPES, example: 'order.created' })
+  type: EventType;
+
+  @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })
+  timestamp: string;
+
+  @ApiProperty({ example: 2, description: "Endpoints it fans out to: the store's active endpoints subscribed to the type" })
+  deliveries: number;
+}
+
+export class EventResponse {
+  @ApiProperty({ example: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t' })
+  id: string;
+
+  @ApiProperty({ example: 'order.created' })
+  type: string;
+
+  @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })
+  timestamp: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, example: { id: 'ord_8c2f41d7', orderNumber: 'ORD-1042' } })
+  data: Record<string, unknown>;
+
+  @ApiProperty({ type: DeliveryResponse, isArray: true })
+  deliveries: DeliveryResponse[];
+}
+
+export class EventTypeResponse {
+  @ApiProperty({ enum: EVENT_TYPES, example: 'order.created' })
+  type: EventType;
+
+  @ApiProperty({ enum: EVENT_CATEGORIES, example: 'Orders' })
+  category: EventCategory;
+
+  @ApiProperty({ example: 'A new order is placed.' })
+  description: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'An example `data`' })
+  example: Record<string, unknown>;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The `data` shape (JSON-Schema-like)' })
+  schema: Record<string, unknown>;
+}
+
+export class EventTypeListResponse {
+  @ApiProperty({ type: EventTypeResponse, isArray: true })
+  data: EventTypeResponse[];
+}
+
+export class TestDeliveryResponse {
+  @ApiProperty({ example: true })
+  success: boolean;
+
+  @ApiProperty({ type: Number, nullable: true, example: 200 })
+  statusCode: number | null;
+
+  @ApiProperty({ example: 37 })
+  durationMs: number;
+
+  @ApiProperty({ type: String, nullable: true, example: null })
+  error: string | null;
+
+  @ApiProperty({ example: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t' })
+  eventId: string;
+
+  @ApiProperty({ example: 'del_01jd5v1xkq8w3r0m6m2n4p7s9t' })
+  deliveryId: string;
+}

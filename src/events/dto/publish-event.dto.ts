@@ -1,0 +1,18 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsIn, IsObject } from 'class-validator';
+import { EVENT_TYPES, type EventType } from '../catalogue/event-catalogue';
+
+export class PublishEventDto {
+  @ApiProperty({ enum: EVENT_TYPES, example: 'order.created' })
+  @IsIn(EVENT_TYPES, { message: 'type must be one of the event types of GET /event-types' })
+  type: EventType;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: "The event's data; its shape depends on `type` (see GET /event-types)",
+    example: { id: 'ord_8c2f41d7', orderNumber: 'ORD-1042', status: 'PENDING', total: 4998, currency: 'EUR' },
+  })
+  @IsObject({ message: 'data must be an object' })
+  data: Record<string, unknown>;
+}

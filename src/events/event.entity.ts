@@ -1,0 +1,23 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** An accepted event: the envelope's exact bytes, stored once for every attempt of every delivery. */
+@Entity('events')
+export class Event {
+  @PrimaryColumn({ type: 'text' })
+  id: string;
+
+  @Column({ name: 'store_id', type: 'text' })
+  storeId: string;
+
+  @Column({ type: 'text' })
+  type: string;
+
+  @Column({ type: 'text' })
+  body: string;
+
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,58 @@
+import { BadRequestException, Body, Controller, Get, Headers, Param, Post, Res } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { StoreId } from '../auth/auth-context';
+import { RequireScopes } from '../auth/require-scopes.decorator';
+import { ApiErrors } from '../common/api-errors.decorator';
+import { EventResponse, EventTypeListResponse, PublishedEventResponse } from './dto/event.response';
+import { PublishEventDto } from './dto/publish-event.dto';
+import { EventsService } from './events.service';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+@ApiTags('events')
+@Controller()
+export class EventsController {
+  constructor(private readonly events: EventsService) {}
+
+  @Post('events')
+  @RequireScopes('events:write')
+  @ApiOperation({
+    summary: 'Publish an event to every active endpoint of the store subscribed to its type',
+    description: 'A repeat with the same Idempotency-Key within 24 hours returns the first event with 200 and delivers nothing again.',
+  })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Up to 255 visible ASCII characters, per store' })
+  @ApiAcceptedResponse({ type: PublishedEventResponse, description: 'Accepted for delivery' })
+  @ApiOkResponse({ type: PublishedEventResponse, description: 'A repeat of an earlier Idempotency-Key: the first event' })
+  @ApiErrors(400, 413, 503)
+  async publish(
+    @StoreId() storeId: string,
+    @Body() dto: PublishEventDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PublishedEventResponse> {
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new BadRequestException(['Idempotency-Key must be 1 to 255 visible ASCII characters']);
+    }
+    const { duplicate, ...published } = await this.events.publish(storeId, dto.type, dto.data, idempotencyKey);
+    res.status(duplicate ? 200 : 202);
+    return published;
+  }
+
+  @Get('events/:id')
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: 'An event: its envelope and its deliveries' })
+  @ApiOkResponse({ type: EventResponse })
+  @ApiErrors(404)
+  get(@StoreId() storeId: string, @Param('id') id: string): Promise<EventResponse> {
+    return this.events.get(storeId, id);
+  }
+
+  @Get('event-types')
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: 'The 18 event types in 6 categories, each with its data shape and an example' })
+  @ApiOkResponse({ type: EventTypeListResponse })
+  eventTypes(): EventTypeListResponse {
+    return this.events.eventTypes();
+  }
+}

@@ -1,0 +1,34 @@
+import { Injectable, NotFoundException } from '@nestjs/common';
+import { DeliveryRepository } from '../dispatch/delivery.repository';
+import { DeliveryResponse } from '../dispatch/dto/delivery.response';
+import { describeCatalogue, type EventData, type EventType } from './catalogue/event-catalogue';
+import type { EventResponse, EventTypeListResponse } from './dto/event.response';
+import type { Envelope } from './envelope';
+import { EventPublisher, type PublishedEvent } from './event-publisher';
+import { EventRepository } from './event.repository';
+
+@Injectable()
+export class EventsService {
+  constructor(
+    private readonly publisher: EventPublisher,
+    private readonly events: EventRepository,
+    private readonly deliveries: DeliveryRepository,
+  ) {}
+
+  /** POST /events: the data is checked against its type at run time by the publisher. */
+  publish(storeId: string, type: EventType, data: unknown, idempotencyKey?: string): Promise<PublishedEvent> {
+    return this.publisher.publish(storeId, type, data as EventData<EventType>, { idempotencyKey });
+  }
+
+  async get(storeId: string, id: string): Promise<EventResponse> {
+    const event = await this.events.findInStore(storeId, id);
+    if (!event) throw new NotFoundException(`Event ${id} not found`);
+    const envelope = JSON.parse(event.body) as Envelope<string, Record<string, unknown>>;
+    const deliveries = await this.deliveries.listForEvent(storeId, id);
+    return { ...envelope, deliveries: deliveries.map((row) => DeliveryResponse.of(row)) };
+  }
+
+  eventTypes(): EventTypeListResponse {
+    return { data: describeCatalogue() as unknown as EventTypeListResponse['data'] };
+  }
+}

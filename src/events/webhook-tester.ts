@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { DeliveryRepository } from '../dispatch/delivery.repository';
+import { WebhookSender } from '../dispatch/webhook-sender';
+import { SecretCipher } from '../webhooks/secret-cipher';
+import { WebhookRepository } from '../webhooks/webhook.repository';
+import { WebhooksService } from '../webhooks/webhooks.service';
+import { TEST_EVENT_TYPE, type TestEventData } from './catalogue/event-catalogue';
+import type { TestDeliveryResponse } from './dto/event.response';
+import { buildEnvelope } from './envelope';
+import { EventRepository } from './event.repository';
+
+/**
+ * POST /webhooks/:id/test (CONTRACT §5): one signed `webhook.test` delivery, attempted once,
+ * synchronously, active endpoint or not, and recorded in the delivery log like any other.
+ */
+@Injectable()
+export class WebhookTester {
+  constructor(
+    private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly webhooks: WebhooksService,
+    private readonly webhookRows: WebhookRepository,
+    private readonly events: EventRepository,
+    private readonly deliveries: DeliveryRepository,
+    private readonly sender: WebhookSender,
+    private readonly cipher: SecretCipher,
+  ) {}
+
+  async test(storeId: string, webhookId: string): Promise<TestDeliveryResponse> {
+    const webhook = await this.webhooks.require(storeId, webhookId);
+    const data: TestEventData = {
+      webhookId,
+      name: webhook.name,
+      message: `This is a test event from ${this.config.serviceName}. No action is needed.`,
+    };
+    const { envelope, body } = buildEnvelope(TEST_EVENT_TYPE, data);
+    const leaseToken = randomUUID();
+    // Written leased to us, so that no worker picks it up while we send it ourselves.
+    const deliveryId = await this.dataSource.transaction(async (manager) => {
+      await this.events.insert(manager, { id: envelope.id, storeId, type: TEST_EVENT_TYPE, body, createdAt: new Date(envelope.timestamp) });
+      return this.deliveries.createLeased(manager, { storeId, eventId: envelope.id, eventType: TEST_EVENT_TYPE }, webhookId, leaseToken, this.config.deliveryTimeoutMs + 30_000);
+    });
+    const sealed = (await this.webhookRows.sealedSecret(webhookId))!;
+    const result = await this.sender.send({ url: webhook.url, eventId: envelope.id, body, secret: this.cipher.decrypt(sealed, webhookId) });
+    await this.deliveries.recordOutcomes([
+      {
+        deliveryId,
+        leaseToken,
+        attempt: {
+          number: 1,
+          startedAt: result.startedAt,
+          durationMs: result.durationMs,
+          statusCode: result.statusCode,
+          error: result.error,
+          responseBody: result.responseBody,
+        },
+        status: result.succeeded ? 'succeeded' : 'failed',
+        retryDelayMs: 0,
+        decidedAt: Date.now(),
+        lastStatusCode: result.statusCode,
+        lastError: result.error,
+      },
+    ]);
+    return {
+      success: result.succeeded,
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      error: result.error,
+      eventId: envelope.id,
+      deliveryId,
+    };
+  }
+}

@@ -1,0 +1,91 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, Repository } from 'typeorm';
+import type { EventType } from '../events/catalogue/event-catalogue';
+import { Webhook } from './webhook.entity';
+
+export interface WebhookFilter {
+  limit: number;
+  beforeId?: string;
+  isActive?: boolean;
+  event?: EventType;
+}
+
+export type WebhookChanges = Partial<Pick<Webhook, 'name' | 'url' | 'events' | 'isActive'>>;
+
+/** Message left on pending deliveries of an endpoint that was made inactive (CONTRACT §7). */
+export const INACTIVE_ENDPOINT_ERROR = 'endpoint is inactive; retry the delivery once it is active again';
+
+@Injectable()
+export class WebhookRepository {
+  constructor(@InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>) {}
+
+  async insert(webhook: Omit<Webhook, 'createdAt' | 'updatedAt'>): Promise<Webhook> {
+    await this.webhooks.insert(webhook);
+    return (await this.findInStore(webhook.storeId, webhook.id))!;
+  }
+
+  findInStore(storeId: string, id: string): Promise<Webhook | null> {
+    return this.webhooks.findOne({ where: { id, storeId } });
+  }
+
+  /** Newest first, `limit + 1` rows (the extra one tells whether a next page exists). */
+  page(storeId: string, filter: WebhookFilter): Promise<Webhook[]> {
+    const query = this.webhooks
+      .createQueryBuilder('w')
+      .where('w.store_id = :storeId', { storeId })
+      .orderBy('w.id', 'DESC')
+      .take(filter.limit + 1);
+    if (filter.beforeId) query.andWhere('w.id < :beforeId', { beforeId: filter.beforeId });
+    if (filter.isActive !== undefined) query.andWhere('w.is_active = :isActive', { isActive: filter.isActive });
+    if (filter.event) query.andWhere(':event = ANY(w.events)', { event: filter.event });
+    return query.getMany();
+  }
+
+  /**
+   * Applies `changes`; when the endpoint goes inactive, its pending deliveries end `failed` in the
+   * same transaction, so none of them is attempted afterwards (CONTRACT §7).
+   */
+  async update(storeId: string, id: string, changes: WebhookChanges): Promise<Webhook | null> {
+    return this.webhooks.manager.transaction(async (manager) => {
+      const result = await manager.update(Webhook, { id, storeId }, { ...changes, updatedAt: () => 'now()' });
+      if (!result.affected) return null;
+      if (changes.isActive === false) await this.failPendingDeliveries(manager, id);
+      return manager.findOne(Webhook, { where: { id, storeId } });
+    });
+  }
+
+  async setSecret(storeId: string, id: string, secretEncrypted: string): Promise<Webhook | null> {
+    const result = await this.webhooks.update({ id, storeId }, { secretEncrypted, updatedAt: () => 'now()' });
+    return result.affected ? this.findInStore(storeId, id) : null;
+  }
+
+  /** Deleting cascades to the endpoint's deliveries: nothing more is attempted, retries included. */
+  async delete(storeId: string, id: string): Promise<boolean> {
+    const result = await this.webhooks.delete({ id, storeId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** The sealed signing secret, for the dispatcher. */
+  async sealedSecret(id: string): Promise<string | undefined> {
+    const row = await this.webhooks.findOne({ select: { id: true, secretEncrypted: true }, where: { id } });
+    return row?.secretEncrypted;
+  }
+
+  /** The store's active endpoints subscribed to `type` (the fan-out of a publish). */
+  async subscribers(storeId: string, type: EventType, manager?: EntityManager): Promise<string[]> {
+    const rows: Array<{ id: string }> = await (manager ?? this.webhooks.manager).query(
+      'SELECT id FROM webhooks WHERE store_id = $1 AND is_active AND $2 = ANY(events) ORDER BY id',
+      [storeId, type],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  private async failPendingDeliveries(manager: EntityManager, webhookId: string): Promise<void> {
+    await manager.query(
+      `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $2, updated_at = now()
+       WHERE webhook_id = $1 AND status = 'pending'`,
+      [webhookId, INACTIVE_ENDPOINT_ERROR],
+    );
+  }
+}

@@ -1,0 +1,78 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { StoreId } from '../auth/auth-context';
+import { RequireScopes } from '../auth/require-scopes.decorator';
+import { ApiErrors } from '../common/api-errors.decorator';
+import { PageOf, type Page } from '../common/pagination';
+import { CreateWebhookDto } from './dto/create-webhook.dto';
+import { ListWebhooksQuery } from './dto/list-webhooks.query';
+import { UpdateWebhookDto } from './dto/update-webhook.dto';
+import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.response';
+import { WebhooksService } from './webhooks.service';
+
+const WebhookPage = PageOf(WebhookResponse, 'WebhookPage');
+
+@ApiTags('webhooks')
+@Controller('webhooks')
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Get()
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: "List the store's webhook endpoints, newest first" })
+  @ApiOkResponse({ type: WebhookPage })
+  @ApiErrors(400)
+  list(@StoreId() storeId: string, @Query() query: ListWebhooksQuery): Promise<Page<WebhookResponse>> {
+    return this.webhooks.list(storeId, query);
+  }
+
+  @Post()
+  @RequireScopes('webhooks:write')
+  @ApiOperation({ summary: 'Register an endpoint; the response carries its signing secret, once' })
+  @ApiCreatedResponse({ type: WebhookWithSecretResponse })
+  @ApiErrors(400)
+  create(@StoreId() storeId: string, @Body() dto: CreateWebhookDto): Promise<WebhookWithSecretResponse> {
+    return this.webhooks.create(storeId, dto);
+  }
+
+  @Get(':id')
+  @RequireScopes('webhooks:read')
+  @ApiOperation({ summary: 'Get an endpoint (never its secret)' })
+  @ApiOkResponse({ type: WebhookResponse })
+  @ApiErrors(404)
+  get(@StoreId() storeId: string, @Param('id') id: string): Promise<WebhookResponse> {
+    return this.webhooks.get(storeId, id);
+  }
+
+  @Put(':id')
+  @RequireScopes('webhooks:write')
+  @ApiOperation({
+    summary: 'Update an endpoint (partial: fields left out keep their value)',
+    description: 'Setting isActive to false ends its pending deliveries as failed; they can be retried once it is active.',
+  })
+  @ApiOkResponse({ type: WebhookResponse })
+  @ApiErrors(400, 404)
+  update(@StoreId() storeId: string, @Param('id') id: string, @Body() dto: UpdateWebhookDto): Promise<WebhookResponse> {
+    return this.webhooks.update(storeId, id, dto);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @RequireScopes('webhooks:write')
+  @ApiOperation({ summary: 'Delete an endpoint; nothing more is delivered to it, pending retries included' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors(404)
+  delete(@StoreId() storeId: string, @Param('id') id: string): Promise<void> {
+    return this.webhooks.delete(storeId, id);
+  }
+
+  @Post(':id/rotate-secret')
+  @HttpCode(200)
+  @RequireScopes('webhooks:write')
+  @ApiOperation({ summary: 'Replace the signing secret; the old one stops signing at once' })
+  @ApiOkResponse({ type: WebhookWithSecretResponse })
+  @ApiErrors(404)
+  rotateSecret(@StoreId() storeId: string, @Param('id') id: string): Promise<WebhookWithSecretResponse> {
+    return this.webhooks.rotateSecret(storeId, id);
+  }
+}

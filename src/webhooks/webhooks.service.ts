@@ -1,0 +1,99 @@
+import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { newId } from '../common/ids';
+import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import type { CreateWebhookDto } from './dto/create-webhook.dto';
+import type { ListWebhooksQuery } from './dto/list-webhooks.query';
+import type { UpdateWebhookDto } from './dto/update-webhook.dto';
+import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.response';
+import { generateSigningSecret, SecretCipher } from './secret-cipher';
+import { UrlPolicy, UrlPolicyError } from './url-policy';
+import type { Webhook } from './webhook.entity';
+import { WebhookChanges, WebhookRepository } from './webhook.repository';
+
+const UPDATABLE = ['name', 'url', 'events', 'isActive'] as const;
+
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly webhooks: WebhookRepository,
+    private readonly urlPolicy: UrlPolicy,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
+
+  async create(storeId: string, dto: CreateWebhookDto): Promise<WebhookWithSecretResponse> {
+    const url = await this.checkUrl(dto.url);
+    const id = newId('wh');
+    const secret = generateSigningSecret();
+    const webhook = await this.webhooks.insert({
+      id,
+      storeId,
+      name: dto.name,
+      url,
+      events: dto.events,
+      isActive: dto.isActive ?? true,
+      secretEncrypted: this.cipher.encrypt(secret, id),
+    });
+    return { ...WebhookResponse.of(webhook), secret };
+  }
+
+  async list(storeId: string, query: ListWebhooksQuery): Promise<Page<WebhookResponse>> {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const rows = await this.webhooks.page(storeId, {
+      limit,
+      beforeId: decodeCursor(query.cursor),
+      isActive: query.isActive,
+      event: query.event,
+    });
+    return toPage(rows, limit, (webhook) => WebhookResponse.of(webhook));
+  }
+
+  async get(storeId: string, id: string): Promise<WebhookResponse> {
+    return WebhookResponse.of(await this.require(storeId, id));
+  }
+
+  async update(storeId: string, id: string, dto: UpdateWebhookDto): Promise<WebhookResponse> {
+    const changes: WebhookChanges = {};
+    for (const field of UPDATABLE) if (dto[field] !== undefined) Object.assign(changes, { [field]: dto[field] });
+    if (Object.keys(changes).length === 0) {
+      throw new BadRequestException([`provide at least one of ${UPDATABLE.join(', ')}`]);
+    }
+    await this.require(storeId, id);
+    if (changes.url !== undefined) changes.url = await this.checkUrl(changes.url);
+    const updated = await this.webhooks.update(storeId, id, changes);
+    if (!updated) throw notFound(id);
+    return WebhookResponse.of(updated);
+  }
+
+  async delete(storeId: string, id: string): Promise<void> {
+    if (!(await this.webhooks.delete(storeId, id))) throw notFound(id);
+  }
+
+  /** A new secret signs from now on; the old one stops at once. */
+  async rotateSecret(storeId: string, id: string): Promise<WebhookWithSecretResponse> {
+    await this.require(storeId, id);
+    const secret = generateSigningSecret();
+    const updated = await this.webhooks.setSecret(storeId, id, this.cipher.encrypt(secret, id));
+    if (!updated) throw notFound(id);
+    return { ...WebhookResponse.of(updated), secret };
+  }
+
+  /** The endpoint, or 404 (also when it belongs to another store: never 403, CONTRACT §4). */
+  async require(storeId: string, id: string): Promise<Webhook> {
+    const webhook = await this.webhooks.findInStore(storeId, id);
+    if (!webhook) throw notFound(id);
+    return webhook;
+  }
+
+  private async checkUrl(raw: string): Promise<string> {
+    try {
+      return (await this.urlPolicy.assertRegistrable(raw)).toString();
+    } catch (error) {
+      if (error instanceof UrlPolicyError) throw new BadRequestException([error.message]);
+      throw error;
+    }
+  }
+}
+
+function notFound(id: string): NotFoundException {
+  return new NotFoundException(`Webhook ${id} not found`);
+}
