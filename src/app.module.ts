@@ -9,6 +9,7 @@ import { DispatchModule } from './dispatch/dispatch.module';
 import { EventsModule } from './events/events.module';
 import { LoggingModule } from './observability/logging.module';
 import { ObservabilityModule } from './observability/observability.module';
+import { StoreOrdersModule } from './store-orders/store-orders.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** Wires the modules together, nothing else. */
@@ -28,6 +29,7 @@ export class AppModule {
         WebhooksModule,
         EventsModule,
         DispatchModule,
+        StoreOrdersModule,
       ],
     };
   }

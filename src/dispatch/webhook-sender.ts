@@ -41,7 +41,9 @@ export class WebhookSender implements OnApplicationShutdown {
   ) {
     this.userAgent = `${config.serviceName}-Webhook/1.0 (+${config.docsUrl})`;
     this.agent = new Agent({
-      connections: config.endpointConcurrency,
+      // Per origin. Several endpoints can share an origin (one host, several paths), and a hanging
+      // one must not take the connections of the others: the dispatcher limits each endpoint.
+      connections: config.dispatchConcurrency,
       pipelining: 1,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 120_000,

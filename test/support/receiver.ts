@@ -9,7 +9,7 @@ export interface ReceivedRequest {
   body: Buffer;
 }
 
-export type Responder = (request: ReceivedRequest, res: ServerResponse) => void | Promise<void>;
+export type Responder = (request: ReceivedRequest, res: ServerResponse) => unknown;
 
 /**
  * A real HTTP receiver on 127.0.0.1 that records every request. What it answers is set per test

@@ -1,0 +1,74 @@
+import { startApp, TestApp } from './support/app';
+import { eventually } from './support/eventually';
+import { createWebhook, orderData, publish } from './support/fixtures';
+import { Receiver } from './support/receiver';
+
+async function statusCounts(t: TestApp): Promise<Record<string, number>> {
+  const rows = await t.db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM deliveries GROUP BY status`);
+  return Object.fromEntries(rows.map((row) => [row.status, row.n]));
+}
+
+describe('several dispatchers, slow endpoints', () => {
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+  });
+
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  it('delivers every event exactly once with two dispatcher instances on one database', async () => {
+    const first = await startApp();
+    const second = await startApp({ db: first.db });
+    try {
+      const a = await createWebhook(first, `${receiver.url}/pair/a`, ['order.created']);
+      const b = await createWebhook(first, `${receiver.url}/pair/b`, ['order.created']);
+      const events = 300;
+      // Publish through both instances, so both are woken.
+      await Promise.all(Array.from({ length: events }, (_, i) => publish(i % 2 ? first : second, 'order.created', orderData(i))));
+
+      await receiver.waitFor(events * 2, (r) => r.path.startsWith('/pair/'), 30_000);
+      await eventually(() => statusCounts(first), (counts) => counts.succeeded === events * 2, { deadlineMs: 10_000 });
+
+      const seen = new Map<string, number>();
+      for (const request of receiver.requests.filter((r) => r.path.startsWith('/pair/'))) {
+        const key = `${request.path} ${String(request.headers['x-webhook-id'])}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+      expect(seen.size).toBe(events * 2);
+      expect([...seen.values()].every((n) => n === 1)).toBe(true);
+      const [attempts] = await first.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM delivery_attempts`);
+      expect(attempts.n).toBe(events * 2);
+      expect([a.id, b.id]).toHaveLength(2);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  }, 60_000);
+
+  it('does not let a hanging endpoint delay a healthy one', async () => {
+    const t = await startApp({ env: { DELIVERY_TIMEOUT_MS: '5000', ENDPOINT_CONCURRENCY: '4', DISPATCH_CONCURRENCY: '16' } });
+    const hung: Array<() => void> = [];
+    receiver.respondWith((request, res) => {
+      if (request.path === '/iso/hanging') hung.push(() => res.writeHead(200).end());
+      else res.writeHead(200).end();
+    });
+    try {
+      await createWebhook(t, `${receiver.url}/iso/hanging`, ['stock.updated']);
+      await createWebhook(t, `${receiver.url}/iso/healthy`, ['stock.updated']);
+      const started = Date.now();
+      for (let i = 0; i < 60; i++) await publish(t, 'stock.updated', { productId: `p${i}`, sku: `S${i}`, previousQuantity: 1, quantity: 2 });
+
+      // All 60 reach the healthy endpoint while the hanging one holds its 4 slots for 5 s each.
+      await receiver.waitFor(60, (r) => r.path === '/iso/healthy', 3_000);
+      expect(Date.now() - started).toBeLessThan(4_000);
+      expect(receiver.to('/iso/hanging').length).toBeLessThanOrEqual(4);
+    } finally {
+      for (const release of hung) release();
+      receiver.respondStatus(200);
+      await t.close();
+    }
+  }, 30_000);
+});
