@@ -44,7 +44,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
         typeof body === 'string'
           ? body
           : ((body as { message?: string | string[] }).message ?? exception.message);
-      return { status, message };
+      // Several rules of one property can share a message (`limit=abc` breaks three); say it once.
+      return { status, message: Array.isArray(message) ? [...new Set(message)] : message };
     }
     const parserError = exception as BodyParserError;
     const known = parserError?.type ? BODY_PARSER_ERRORS[parserError.type] : undefined;

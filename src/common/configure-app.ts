@@ -9,6 +9,8 @@ import { API_PREFIX, UNPREFIXED_ROUTES } from './api-prefix';
 import { errorBody } from './error-response';
 import { setupSwagger } from './swagger';
 
+type BodyParserError = Error & { type?: string; status?: number };
+
 /** 1 MiB (CONTRACT §3: 413 above it). */
 export const BODY_LIMIT = '1mb';
 
@@ -26,6 +28,13 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   });
   app.use(httpMetrics(app.get(Metrics)));
   app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+  // Nest turns body-parser's SyntaxError into a 400 carrying the parser's own text ("Unexpected
+  // token 'n', "null" is not valid JSON"); passed on as a plain error, it reaches AllExceptionsFilter
+  // with its `type`, and the filter answers with its own message.
+  app.use((error: BodyParserError, _req: Request, _res: Response, next: NextFunction) => {
+    if (!(error instanceof SyntaxError && error.type)) return next(error);
+    next(Object.assign(new Error(error.message), { type: error.type, status: error.status }));
+  });
   app.setGlobalPrefix(API_PREFIX, {
     exclude: UNPREFIXED_ROUTES.flatMap((path) => [path, `${API_PREFIX}/${path}`]),
   });

@@ -300,7 +300,9 @@ export class UrlPolicy {
   /** Registration: the URL's form, then its host's addresses. Resolves to the parsed (normalised) URL. */
   async assertRegistrable(raw: string): Promise<URL> {
     const url = checkUrlSyntax(raw, this.options);
-    await resolveAndCheck(url.hostname, this.options, this.resolver);
+    // With private networks allowed there is no address to refuse, so a name that does not
+    // resolve yet (DNS set up after the endpoint) is accepted; every connection still resolves it.
+    if (!this.options.allowPrivateNetworks) await resolveAndCheck(url.hostname, this.options, this.resolver);
     return url;
   }
 

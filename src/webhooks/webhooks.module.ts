@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { SettingsRepository } from '../database/settings.repository';
 import { SecretCipher } from './secret-cipher';
 import { loadSecretEncryptionKey } from './secret-encryption-key';
-import { UrlPolicy } from './url-policy';
+import { systemResolver, URL_RESOLVER, UrlPolicy } from './url-policy';
 import { Webhook } from './webhook.entity';
 import { WebhookRepository } from './webhook.repository';
 import { WebhooksController } from './webhooks.controller';
@@ -17,6 +17,8 @@ import { WebhooksService } from './webhooks.service';
   providers: [
     WebhookRepository,
     WebhooksService,
+    // Bound explicitly (not left to @Optional) so that a test can replace it with overrideProvider.
+    { provide: URL_RESOLVER, useValue: systemResolver },
     UrlPolicy,
     {
       provide: SecretCipher,

@@ -26,6 +26,8 @@ export interface StartOptions {
   config?: Partial<AppConfigValues>;
   /** Reuse a database (e.g. a second instance on the same database). */
   db?: TestDatabase;
+  /** Providers to replace (e.g. `{ provide: URL_RESOLVER, useValue: fakeResolver }`); the token must be bound in a module. */
+  overrides?: Array<{ provide: unknown; useValue: unknown }>;
 }
 
 /** Boots the real AppModule on a fresh database and listens on a random loopback port. */
@@ -40,7 +42,9 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     DATABASE_URL: db.url,
   }).with(options.config ?? {});
 
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const builder = Test.createTestingModule({ imports: [AppModule.forRoot(config)] });
+  for (const { provide, useValue } of options.overrides ?? []) builder.overrideProvider(provide).useValue(useValue);
+  const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, bufferLogs: true });
   configureApp(app, config);
   await app.listen(0, '127.0.0.1');

@@ -6,14 +6,26 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
-  IsOptional,
   IsString,
   Length,
   MaxLength,
+  ValidateIf,
 } from 'class-validator';
 import { EVENT_TYPES, type EventType } from '../../events/catalogue/event-catalogue';
 
 export const URL_MAX_LENGTH = 2048;
+
+const EVENTS_NOT_AN_ARRAY = 'events must be an array of event types';
+
+/**
+ * Names the offending entries: class-validator fills `$value` in only for a primitive, so with
+ * `each` on an array the message used to read "unknown event type ($value)".
+ */
+function unknownEventTypesMessage(value: unknown): string {
+  if (!Array.isArray(value)) return EVENTS_NOT_AN_ARRAY;
+  const unknown = value.filter((type) => !(EVENT_TYPES as readonly unknown[]).includes(type));
+  return `events contains an unknown event type (${unknown.map((type) => JSON.stringify(type)).join(', ')}); see GET /event-types`;
+}
 
 /** CONTRACT §5 validation; the URL policy (scheme, addresses) is checked by the service. */
 export class CreateWebhookDto {
@@ -32,15 +44,16 @@ export class CreateWebhookDto {
   url: string;
 
   @ApiProperty({ enum: EVENT_TYPES, isArray: true, example: ['order.created', 'payment.received'] })
-  @IsArray({ message: 'events must be an array of event types' })
+  @IsArray({ message: EVENTS_NOT_AN_ARRAY })
   @ArrayMinSize(1, { message: 'events must contain at least one event type' })
   @ArrayMaxSize(EVENT_TYPES.length, { message: `events must contain at most ${EVENT_TYPES.length} event types` })
   @ArrayUnique({ message: 'events must not contain duplicates' })
-  @IsIn(EVENT_TYPES, { each: true, message: 'events contains an unknown event type ($value); see GET /event-types' })
+  @IsIn(EVENT_TYPES, { each: true, message: ({ value }) => unknownEventTypesMessage(value) })
   events: EventType[];
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional()
+  // Not @IsOptional(), which lets null through: `"isActive": null` is a wrong type, not an omission.
+  @ValidateIf((_dto: object, value: unknown) => value !== undefined)
   @IsBoolean({ message: 'isActive must be a boolean' })
   isActive?: boolean;
 }
