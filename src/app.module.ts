@@ -4,6 +4,7 @@ import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
 import { DispatchModule } from './dispatch/dispatch.module';
 import { EventsModule } from './events/events.module';
@@ -29,6 +30,7 @@ export class AppModule {
         WebhooksModule,
         EventsModule,
         DispatchModule,
+        DashboardModule,
         StoreOrdersModule,
       ],
     };

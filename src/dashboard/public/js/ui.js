@@ -1,0 +1,160 @@
+// Pieces every view uses: badges, notes, buttons, dialogs, toasts, JSON blocks, polling.
+import { copyText, h, jsonNodes } from './dom.js';
+
+const STATUS_LABELS = { succeeded: 'Succeeded', failed: 'Failed', pending: 'Pending' };
+
+export function statusBadge(status) {
+  return h('span', { class: ['badge', `badge-${status}`], dataset: { status } }, STATUS_LABELS[status] ?? status);
+}
+
+export function activeBadge(isActive) {
+  return h('span', { class: ['badge', isActive ? 'badge-active' : 'badge-inactive'] }, isActive ? 'Active' : 'Inactive');
+}
+
+/** A note in the flow of the page: `kind` info, warn, error (the last is announced). */
+export function note(kind, ...content) {
+  return h('div', { class: ['note', `note-${kind}`], role: kind === 'error' ? 'alert' : null }, ...content);
+}
+
+export function button(label, onclick, { kind = 'secondary', type = 'button', ...props } = {}) {
+  return h('button', { type, class: ['btn', `btn-${kind}`], onclick, ...props }, label);
+}
+
+/** Runs `action` with the button disabled and showing it is busy. */
+export async function busy(btn, action) {
+  btn.disabled = true;
+  btn.setAttribute('aria-busy', 'true');
+  try {
+    return await action();
+  } finally {
+    btn.disabled = false;
+    btn.removeAttribute('aria-busy');
+  }
+}
+
+export function copyButton(getText, label = 'Copy') {
+  const btn = button(label, async () => {
+    const copied = await copyText(getText());
+    btn.textContent = copied ? 'Copied' : 'Press Ctrl+C';
+    setTimeout(() => (btn.textContent = label), 1600);
+  }, { kind: 'quiet', class: 'btn btn-quiet btn-small' });
+  return btn;
+}
+
+export function jsonBlock(value, label) {
+  const pre = h('pre', { class: 'json', tabindex: '0', 'aria-label': label }, h('code', {}, jsonNodes(value)));
+  return h('div', { class: 'json-wrap' }, copyButton(() => JSON.stringify(value, null, 2), 'Copy JSON'), pre);
+}
+
+export function chips(values, { max = Infinity } = {}) {
+  const shown = values.slice(0, max);
+  const rest = values.length - shown.length;
+  return h('ul', { class: 'chips', 'aria-label': 'Events' },
+    shown.map((value) => h('li', { class: 'chip' }, value)),
+    rest > 0 ? h('li', { class: 'chip chip-more', title: values.slice(max).join(', ') }, `+${rest} more`) : null);
+}
+
+export function breadcrumbs(...items) {
+  return h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' },
+    h('ol', {}, items.map(([label, href], i) =>
+      h('li', {}, href && i < items.length - 1 ? h('a', { href }, label) : h('span', { 'aria-current': 'page' }, label)))));
+}
+
+/** The view's heading; it takes the focus after a route change so a screen reader reads it. */
+export function title(text, ...extra) {
+  return h('div', { class: 'title-row' }, h('h1', { tabindex: '-1', class: 'view-title' }, text), ...extra);
+}
+
+/**
+ * A modal <dialog> (focus is trapped and Escape closes it; focus returns to the opener). `build`
+ * gets a `close(value)` function and returns the dialog's content; resolves with that value.
+ */
+export function openDialog(build, { wide = false, label } = {}) {
+  return new Promise((resolve) => {
+    let result;
+    const close = (value) => {
+      result = value;
+      dialog.close();
+    };
+    const dialog = h('dialog', { class: ['dialog', wide && 'dialog-wide'], 'aria-label': label });
+    dialog.append(...[build(close)].flat());
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      resolve(result);
+    });
+    // A click on the backdrop (the dialog element itself, outside its content) closes it.
+    dialog.addEventListener('click', (event) => {
+      if (event.target === dialog) dialog.close();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    // Without this, Chromium may focus the scrollable body of a long dialog rather than its first field.
+    if (!dialog.querySelector('[autofocus]')) dialog.querySelector('input, select, textarea, button')?.focus();
+  });
+}
+
+/** Asks before doing something that cannot be undone; resolves true when confirmed. */
+export function confirmDialog({ heading, body, confirm, danger = false }) {
+  return openDialog((close) => [
+    h('h2', { class: 'dialog-title' }, heading),
+    h('div', { class: 'dialog-body' }, [body].flat()),
+    h('div', { class: 'dialog-actions' },
+      button('Cancel', () => close(false), { autofocus: true }),
+      button(confirm, () => close(true), { kind: danger ? 'danger' : 'primary' })),
+  ], { label: heading });
+}
+
+/** The signing secret, once: with a copy button and a plain warning. */
+export function secretDialog({ heading, webhook }) {
+  return openDialog((close) => [
+    h('h2', { class: 'dialog-title' }, heading),
+    h('div', { class: 'dialog-body' },
+      h('p', {}, 'Signing secret of ', h('strong', {}, webhook.name), ':'),
+      h('div', { class: 'secret-row' },
+        h('input', { class: 'mono secret', readonly: true, value: webhook.secret, 'aria-label': 'Signing secret', onfocus: (e) => e.target.select() }),
+        copyButton(() => webhook.secret, 'Copy secret')),
+      note('warn', h('strong', {}, 'Copy it now: it will not be shown again. '),
+        'Hookline keeps it encrypted and never displays it after this. If it is lost, rotate the secret.'),
+      h('p', { class: 'muted small' },
+        'Receivers check each delivery with it: ',
+        h('code', {}, 'X-Webhook-Signature'), ' is ', h('code', {}, 'sha256='), ' + the hex HMAC-SHA256 of ',
+        h('code', {}, '<X-Webhook-Timestamp>.<body>'), ', keyed with this whole string.')),
+    h('div', { class: 'dialog-actions' }, button('I have saved it', () => close(), { kind: 'primary' })),
+  ], { label: heading });
+}
+
+export function toast(message, kind = 'ok') {
+  const region = document.getElementById('toasts');
+  const item = h('div', { class: ['toast', `toast-${kind}`] }, message);
+  region.append(item);
+  setTimeout(() => item.remove(), kind === 'error' ? 8000 : 4000);
+}
+
+/**
+ * Calls `tick` every `intervalMs` while the view lives (until `signal` aborts), waiting for each
+ * call to finish, pausing while the tab is hidden and catching up at once when it is shown.
+ * Returns a function that runs a tick now (after an action whose outcome should show at once).
+ */
+export function poll(signal, intervalMs, tick) {
+  let timer;
+  let running = false;
+  const run = async () => {
+    clearTimeout(timer);
+    if (signal.aborted || running) return;
+    running = true;
+    try {
+      if (!document.hidden) await tick().catch(() => undefined);
+    } finally {
+      running = false;
+    }
+    if (!signal.aborted) timer = setTimeout(run, intervalMs);
+  };
+  timer = setTimeout(run, intervalMs);
+  document.addEventListener('visibilitychange', () => !document.hidden && run(), { signal });
+  signal.addEventListener('abort', () => clearTimeout(timer));
+  return run;
+}
+
+export function spinner(label = 'Loading') {
+  return h('span', { class: 'spinner', role: 'status' }, h('span', { class: 'visually-hidden' }, label));
+}

@@ -1,0 +1,104 @@
+import { api, ApiError, explain, session } from '../api.js';
+import { duration, fullTime, h, time } from '../dom.js';
+import { breadcrumbs, busy, button, jsonBlock, note, poll, statusBadge, title, toast } from '../ui.js';
+import { lastResult } from './endpoint.js';
+
+const REFRESH_MS = 2000;
+
+/** One delivery: its envelope, every attempt, and Retry. Refreshes while it is on screen. */
+export async function deliveryView(root, { params, signal }) {
+  const { write } = session.caps;
+  let delivery;
+  try {
+    delivery = await api.getDelivery(params.id, signal);
+  } catch (failure) {
+    root.append(breadcrumbs(['Endpoints', '#/'], [params.id]), title('Delivery'),
+      note('error', explain(failure, 'read deliveries', 'webhooks:read')));
+    return;
+  }
+  const webhook = await api.getWebhook(delivery.webhookId, signal).catch(() => null);
+
+  const status = h('span');
+  const facts = h('dl', { class: 'facts' });
+  const attempts = h('ol', { class: 'attempts', 'aria-label': 'Attempts' });
+  const attemptsHeading = h('h2', { id: 'attempts-title' });
+  const retryMessage = h('div', { 'aria-live': 'polite' });
+  const retry = write ? button('Retry delivery', () => retryNow(), { kind: 'primary', id: 'retry' }) : null;
+  const pendingHint = h('span', { class: 'muted small pending-hint' });
+  let attemptsSignature = '';
+
+  function show(next) {
+    delivery = next;
+    status.replaceChildren(statusBadge(delivery.status));
+    facts.replaceChildren(
+      fact('Event', h('span', { class: 'mono' }, delivery.eventId)),
+      fact('Delivery', h('span', { class: 'mono' }, delivery.id)),
+      fact('Created', time(delivery.createdAt)),
+      fact('Updated', time(delivery.updatedAt)),
+      fact('Attempts', String(delivery.attemptCount)),
+      fact('Last result', lastResult(delivery)));
+    if (retry) retry.hidden = delivery.status === 'pending';
+    pendingHint.textContent = delivery.status === 'pending' ? 'Being delivered: Retry is offered once it has succeeded or failed.' : '';
+    const signature = JSON.stringify(delivery.attempts);
+    if (signature !== attemptsSignature) {
+      attemptsSignature = signature;
+      const open = new Set([...attempts.querySelectorAll('details[open]')].map((details) => details.dataset.number));
+      attemptsHeading.textContent = `Attempts (${delivery.attempts.length})`;
+      attempts.replaceChildren(...delivery.attempts.map((attempt) => attemptItem(attempt, open)));
+      if (!delivery.attempts.length) attempts.append(h('li', { class: 'muted' }, 'No attempt yet.'));
+    }
+  }
+
+  async function retryNow() {
+    retryMessage.replaceChildren();
+    try {
+      await busy(retry, () => api.retryDelivery(delivery.id));
+      toast('Retry started: a new cycle of attempts, same event id and body.');
+      await refreshNow();
+    } catch (failure) {
+      retryMessage.replaceChildren(note('error', failure instanceof ApiError && failure.status === 409
+        ? `It cannot be retried right now: it is still pending, so Hookline is already attempting it. Retry is possible once it has succeeded or failed. (${failure.message})`
+        : explain(failure, 'retry deliveries', 'webhooks:write')));
+      await refreshNow();
+    }
+  }
+
+  const endpointCrumb = webhook ? [webhook.name, `#/endpoints/${webhook.id}`] : [delivery.webhookId, `#/endpoints/${delivery.webhookId}`];
+  root.append(
+    breadcrumbs(['Endpoints', '#/'], endpointCrumb, ['Delivery']),
+    h('header', { class: 'card endpoint-head' },
+      h('div', { class: 'endpoint-title' }, title(delivery.eventType), status),
+      webhook ? h('p', { class: 'muted' }, 'To ', h('a', { href: `#/endpoints/${webhook.id}` }, webhook.name), ' · ', h('span', { class: 'mono small' }, webhook.url)) : null,
+      facts,
+      h('div', { class: 'toolbar' }, retry, pendingHint),
+      write ? retryMessage : note('info', 'This key can only read: it cannot retry deliveries (needs webhooks:write).')),
+    h('div', { class: 'detail-grid' },
+      h('section', { 'aria-labelledby': 'attempts-title' }, attemptsHeading, attempts),
+      h('section', { 'aria-labelledby': 'envelope-title' },
+        h('h2', { id: 'envelope-title' }, 'Envelope'),
+        h('p', { class: 'muted small' }, 'The body of every attempt, byte for byte. ', h('code', {}, 'X-Webhook-ID'), ' is the event id.'),
+        jsonBlock(delivery.event, 'Envelope JSON'))));
+  show(delivery);
+
+  const refreshNow = poll(signal, REFRESH_MS, async () => show(await api.getDelivery(delivery.id, signal)));
+}
+
+function fact(label, value) {
+  return h('div', {}, h('dt', {}, label), h('dd', {}, value));
+}
+
+function attemptItem(attempt, open) {
+  const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300 && !attempt.error;
+  return h('li', { class: ['attempt', ok ? 'attempt-ok' : 'attempt-bad'], dataset: { number: String(attempt.number) } },
+    h('div', { class: 'attempt-head' },
+      h('span', { class: 'attempt-number' }, `#${attempt.number}`),
+      h('span', { class: 'code' }, attempt.statusCode ? `HTTP ${attempt.statusCode}` : 'No response'),
+      h('span', { class: 'muted' }, duration(attempt.durationMs)),
+      h('span', { class: 'muted', title: fullTime(attempt.startedAt) }, time(attempt.startedAt))),
+    attempt.error && attempt.error !== `HTTP ${attempt.statusCode}` ? h('p', { class: 'error-text' }, attempt.error) : null,
+    attempt.responseBody
+      ? h('details', { dataset: { number: String(attempt.number) }, open: open.has(String(attempt.number)) },
+        h('summary', {}, `Response body (${attempt.responseBody.length} characters${attempt.responseBody.length >= 4096 ? ', cut at 4 KiB' : ''})`),
+        h('pre', { class: 'response' }, attempt.responseBody))
+      : h('p', { class: 'muted small' }, 'Empty response body.'));
+}

@@ -1,0 +1,410 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
+import { ADMIN_KEY, startApp, type TestApp } from './support/app';
+import { Receiver } from './support/receiver';
+
+/**
+ * The dashboard (issue 8) driven in a real browser, Debian's chromium, against the real app and a
+ * real receiver on loopback. Screenshots of every main view go to test/artifacts/.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(__dirname, 'artifacts');
+const LAPTOP = { width: 1366, height: 860 };
+const PHONE = { width: 390, height: 844 };
+const UI_DEADLINE = 10_000;
+
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) {
+  console.log(`[dashboard] ${CHROMIUM} not found: skipping the browser specs of the dashboard (install the chromium package to run them).`);
+}
+const describeInBrowser = hasChromium ? describe : describe.skip;
+
+const orderData = { id: 'ord_1001', orderNumber: 'ORD-1001', status: 'PENDING', total: 4998, currency: 'EUR' };
+
+describe('dashboard files', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startApp();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('serves the page without an API key, under a strict Content-Security-Policy, revalidated by ETag', async () => {
+    const page = await fetch(`${app.baseUrl}/dashboard`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('cache-control')).toBe('no-cache');
+    const html = await page.text();
+    expect(html).not.toMatch(/https?:\/\//);
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+
+    const script = await fetch(`${app.baseUrl}/dashboard/js/app.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const etag = script.headers.get('etag')!;
+    const again = await fetch(`${app.baseUrl}/dashboard/js/app.js`, { headers: { 'If-None-Match': etag } });
+    expect(again.status).toBe(304);
+
+    expect((await fetch(`${app.baseUrl}/dashboard/dashboard.css`)).headers.get('content-type')).toMatch(/^text\/css/);
+    expect((await fetch(`${app.baseUrl}/api/v1/external/dashboard`)).status).toBe(200);
+  });
+
+  it('answers an unknown dashboard file with the JSON 404 of every error', async () => {
+    for (const path of ['/dashboard/nope.js', '/dashboard/..%2Fpackage.json', '/dashboard/js/../../../package.json']) {
+      const response = await fetch(`${app.baseUrl}${path}`);
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ statusCode: 404, error: 'Not Found' });
+    }
+  });
+});
+
+describeInBrowser('dashboard in a browser', () => {
+  let app: TestApp;
+  let receiver: Receiver;
+  let browser: Browser;
+  const opened: Array<{ page: Page; problems: string[] }> = [];
+
+  beforeAll(async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    receiver = await Receiver.start();
+    app = await startApp({ env: { RETRY_SCHEDULE_MS: '0,200,400' } });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await receiver?.close();
+  });
+
+  afterEach(async () => {
+    // Every page must have run without a script error or a CSP violation. (A 4xx answer is
+    // logged by the browser as "Failed to load resource"; the page expects those.)
+    const problems = opened.flatMap((entry) => entry.problems);
+    for (const { page } of opened.splice(0)) await page.context().close();
+    expect(problems).toEqual([]);
+  });
+
+  async function open(path = '/dashboard', options: BrowserContextOptions = {}): Promise<Page> {
+    const context = await browser.newContext({ viewport: LAPTOP, colorScheme: 'light', ...options });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(`console: ${message.text()}`);
+    });
+    opened.push({ page, problems });
+    await page.goto(`${app.baseUrl}${path}`);
+    return page;
+  }
+
+  async function signIn(page: Page, key: string): Promise<void> {
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  function heading(page: Page, name: string): Locator {
+    return page.getByRole('heading', { name, exact: true });
+  }
+
+  async function visible(locator: Locator, timeout = UI_DEADLINE): Promise<void> {
+    await locator.first().waitFor({ state: 'visible', timeout });
+  }
+
+  async function shot(page: Page, name: string, fullPage = false): Promise<void> {
+    await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}.png`), fullPage, animations: 'disabled' });
+  }
+
+  async function createEndpoint(name: string, events = ['order.created']): Promise<{ id: string; secret: string }> {
+    const response = await app.api('/webhooks', { method: 'POST', json: { name, url: `${receiver.url}/${name}`, events } });
+    expect(response.status).toBe(201);
+    return (await response.json()) as { id: string; secret: string };
+  }
+
+  async function publishOrder(): Promise<void> {
+    const response = await app.api('/events', { method: 'POST', json: { type: 'order.created', data: orderData } });
+    expect(response.status).toBe(202);
+  }
+
+  async function createKey(scopes: string[]): Promise<{ id: string; key: string }> {
+    const response = await app.api('/api-keys', { method: 'POST', json: { name: `dashboard ${scopes.join(' ')}`, scopes } });
+    expect(response.status).toBe(201);
+    return (await response.json()) as { id: string; key: string };
+  }
+
+  it('signs in, creates an endpoint showing its secret once, watches a delivery fail three times, retries it and sees it succeed', async () => {
+    receiver.respondStatus(500, '{"error":"database down"}');
+    const page = await open();
+    await visible(heading(page, 'Sign in'));
+    await shot(page, 'sign-in-laptop');
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'Endpoints'));
+    await page.evaluate(() => ((globalThis as unknown as { sameDocument: boolean }).sameDocument = true));
+
+    await page.getByRole('button', { name: 'New endpoint' }).click();
+    const form = page.getByRole('dialog', { name: 'New endpoint' });
+    await form.getByLabel('Name').fill('ERP order sync');
+    await form.getByLabel('URL').fill(`${receiver.url}/erp`);
+    await form.getByRole('checkbox', { name: /order\.created/ }).check();
+    await form.getByRole('checkbox', { name: /payment\.received/ }).check();
+    await shot(page, 'create-form-laptop');
+    await form.getByRole('button', { name: 'Create endpoint' }).click();
+
+    const secretDialog = page.getByRole('dialog', { name: 'Endpoint created' });
+    await visible(secretDialog);
+    const secret = await secretDialog.getByLabel('Signing secret').inputValue();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43,}$/);
+    await visible(secretDialog.getByText('it will not be shown again'));
+    await visible(secretDialog.getByRole('button', { name: 'Copy secret' }));
+    await shot(page, 'create-with-secret-laptop');
+    await secretDialog.getByRole('button', { name: 'I have saved it' }).click();
+
+    await visible(heading(page, 'ERP order sync'));
+    await visible(page.getByText('No deliveries yet'));
+    expect(await page.content()).not.toContain(secret);
+
+    await publishOrder();
+    const failedRow = page.locator('tbody tr[data-status="failed"]');
+    await visible(failedRow);
+    expect(await failedRow.getByRole('cell', { name: '3', exact: true }).count()).toBe(1);
+    expect(receiver.to('/erp')).toHaveLength(3);
+    await visible(page.getByText('0%'));
+    await shot(page, 'deliveries-laptop', true);
+
+    await failedRow.getByRole('link', { name: 'order.created' }).click();
+    await visible(heading(page, 'order.created'));
+    await visible(page.locator('.endpoint-head [data-status="failed"]'));
+    await expect(page.locator('.attempt').count()).resolves.toBe(3);
+    await visible(heading(page, 'Attempts (3)'));
+    await page.locator('.attempt summary').first().click();
+    await visible(page.getByText('{"error":"database down"}'));
+    await visible(page.getByText('"orderNumber": "ORD-1001"'));
+    await shot(page, 'delivery-failed-laptop', true);
+
+    receiver.respondStatus(200, '{"received":true}');
+    await page.getByRole('button', { name: 'Retry delivery' }).click();
+    await visible(page.locator('.endpoint-head [data-status="succeeded"]'));
+    await visible(heading(page, 'Attempts (4)'));
+    await visible(page.locator('.attempt-ok').getByText('HTTP 200'));
+    await receiver.waitFor(4, (request) => request.path === '/erp');
+    await shot(page, 'delivery-detail-laptop', true);
+
+    await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'ERP order sync' }).click();
+    await visible(page.locator('tbody tr[data-status="succeeded"]'));
+    await visible(page.getByText('100%'));
+    await page.getByRole('link', { name: 'Endpoints', exact: true }).first().click();
+    await visible(page.getByRole('link', { name: 'ERP order sync' }));
+    await visible(page.locator('td').getByText('100%'));
+    await shot(page, 'endpoints-laptop');
+    expect(await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+  }, 60_000);
+
+  it('tells a wrong or revoked key plainly, and ends a session whose key is revoked', async () => {
+    const page = await open();
+    await signIn(page, 'hl_not_a_real_key_0000000000000000');
+    await visible(page.getByRole('alert').getByText('This API key was not accepted: it is unknown or has been revoked.'));
+    await visible(heading(page, 'Sign in'));
+    await shot(page, 'sign-in-wrong-key-laptop');
+
+    const { id, key } = await createKey(['webhooks:read']);
+    await signIn(page, key);
+    await visible(heading(page, 'Endpoints'));
+    expect((await app.api(`/api-keys/${id}`, { method: 'DELETE' })).status).toBe(204);
+    await page.getByRole('link', { name: 'Event catalogue' }).click();
+    await visible(page.getByRole('alert').getByText('no longer accepted'));
+    await visible(heading(page, 'Sign in'));
+
+    await signIn(page, key);
+    await visible(page.getByRole('alert').getByText('not accepted'));
+  }, 30_000);
+
+  it('shows a key with only webhooks:read the endpoints, and a note instead of what it cannot do', async () => {
+    const { id } = await createEndpoint('read-only-view');
+    const { key } = await createKey(['webhooks:read']);
+    const page = await open();
+    await signIn(page, key);
+    await visible(page.getByRole('link', { name: 'read-only-view' }));
+    await visible(page.getByText('this key can only read', { exact: false }));
+    await visible(page.getByText('(needs webhooks:write)', { exact: false }));
+    await visible(page.getByText('Read only', { exact: true }));
+    expect(await page.getByRole('button', { name: 'New endpoint' }).count()).toBe(0);
+    await shot(page, 'endpoints-read-only-laptop');
+
+    await page.getByRole('link', { name: 'read-only-view' }).click();
+    await visible(heading(page, 'Deliveries'));
+    await visible(page.getByText('it cannot edit, test or delete this endpoint', { exact: false }));
+    for (const name of ['Send test', 'Edit', 'Delete', 'Rotate secret', 'Retry all failed…']) {
+      expect(await page.getByRole('button', { name }).count()).toBe(0);
+    }
+    expect(page.url()).toContain(`#/endpoints/${id}`);
+  }, 30_000);
+
+  it('edits, deactivates, tests, rotates, retries failed since a time, filters and deletes an endpoint', async () => {
+    receiver.respondStatus(200);
+    const { id, secret } = await createEndpoint('manage-me');
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'manage-me'));
+
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByRole('dialog', { name: 'Edit endpoint' });
+    await form.getByLabel('Name').fill('managed');
+    await form.getByRole('checkbox', { name: /stock\.low/ }).check();
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await visible(heading(page, 'managed'));
+    await visible(page.locator('.endpoint-head .chip').getByText('stock.low'));
+
+    await page.getByRole('button', { name: 'Deactivate', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Deactivate', exact: true }).click();
+    await visible(page.locator('.endpoint-head .badge-inactive'));
+    await page.getByRole('button', { name: 'Activate', exact: true }).click();
+    await visible(page.locator('.endpoint-head .badge-active'));
+
+    await page.getByRole('button', { name: 'Send test' }).click();
+    await visible(page.locator('.test-card').getByText('Test delivered'));
+    await visible(page.locator('.test-card').getByText('HTTP 200'));
+    await visible(page.locator('tbody tr[data-status="succeeded"]').getByText('webhook.test'));
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = page.getByRole('dialog', { name: 'New signing secret' });
+    const newSecret = await rotated.getByLabel('Signing secret').inputValue();
+    expect(newSecret).toMatch(/^whsec_/);
+    expect(newSecret).not.toBe(secret);
+    await rotated.getByRole('button', { name: 'I have saved it' }).click();
+
+    receiver.respondStatus(503);
+    await publishOrder();
+    await visible(page.locator('tbody tr[data-status="failed"]'));
+    await page.getByLabel('Status').selectOption('failed');
+    await page.locator('tbody tr[data-status="succeeded"]').first().waitFor({ state: 'detached', timeout: UI_DEADLINE });
+    await expect(page.locator('tbody tr').count()).resolves.toBe(1);
+    expect(page.url()).toContain('status=failed');
+    await page.getByLabel('Event type').selectOption('stock.low');
+    await visible(page.getByText('No deliveries match these filters.'));
+    await page.getByLabel('Event type').selectOption('');
+
+    receiver.respondStatus(200);
+    await page.getByRole('button', { name: 'Retry all failed…' }).click();
+    const retryDialog = page.getByRole('dialog', { name: 'Retry failed deliveries' });
+    await retryDialog.getByLabel('Only those created since (optional)').fill('2020-01-01T00:00');
+    await retryDialog.getByRole('button', { name: 'Retry failed deliveries' }).click();
+    await visible(page.getByText('1 failed delivery queued for a new attempt.'));
+    await page.getByLabel('Status').selectOption('');
+    await visible(page.locator('tbody tr[data-status="succeeded"]').getByText('order.created'));
+
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await visible(heading(page, 'managed'));
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete endpoint' }).click();
+    await visible(heading(page, 'Endpoints'));
+    await visible(page.getByText('Deleted managed.'));
+    expect((await app.api(`/webhooks/${id}`)).status).toBe(404);
+  }, 60_000);
+
+  it('can be used from the keyboard: sign in with Enter, dialogs open and close, focus returns and shows', async () => {
+    const page = await open();
+    await page.getByLabel('API key').focus();
+    await page.keyboard.type(ADMIN_KEY);
+    await page.keyboard.press('Enter');
+    await visible(heading(page, 'Endpoints'));
+    await page.keyboard.press('Tab');
+    await expect(page.locator(':focus').textContent()).resolves.toBe('New endpoint');
+    await expect(page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle')).resolves.not.toBe('none');
+
+    await page.keyboard.press('Enter');
+    const form = page.getByRole('dialog', { name: 'New endpoint' });
+    await visible(form);
+    await expect(page.locator(':focus').getAttribute('id')).resolves.toBe('ep-name');
+    await page.keyboard.press('Escape');
+    await form.waitFor({ state: 'detached', timeout: UI_DEADLINE });
+    await expect(page.locator(':focus').textContent()).resolves.toBe('New endpoint');
+  }, 30_000);
+
+  it('shows the event catalogue by category, each type with its data shape and an example', async () => {
+    const page = await open('/dashboard#/catalogue');
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'Event catalogue'));
+    await visible(page.locator('.type-card'));
+    await expect(page.locator('.type-card').count()).resolves.toBe(18);
+    await expect(page.locator('section.category > h2').allTextContents()).resolves.toEqual([
+      'Orders',
+      'Payments',
+      'Products',
+      'Inventory',
+      'Customers',
+      'Deliveries',
+    ]);
+    const card = page.locator('article', { has: page.getByRole('heading', { name: 'order.created' }) });
+    await visible(card.getByRole('rowheader', { name: 'data.orderNumber' }));
+    await visible(card.getByText('"orderNumber": "ORD-1042"'));
+    await visible(page.getByRole('rowheader', { name: 'data.stops[].orderId' }));
+    await shot(page, 'catalogue-laptop');
+  }, 30_000);
+
+  it('reads well on a phone and in dark mode', async () => {
+    receiver.respondStatus(500, 'upstream unavailable');
+    const phone = { viewport: PHONE, isMobile: true, hasTouch: true };
+    const page = await open('/dashboard', phone);
+    await visible(heading(page, 'Sign in'));
+    await shot(page, 'sign-in-phone');
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'Endpoints'));
+
+    await page.getByRole('button', { name: 'New endpoint' }).click();
+    const form = page.getByRole('dialog', { name: 'New endpoint' });
+    await form.getByLabel('Name').fill('Phone endpoint');
+    await form.getByLabel('URL').fill(`${receiver.url}/phone`);
+    await form.getByRole('checkbox', { name: /order\.created/ }).check();
+    await form.getByRole('button', { name: 'Create endpoint' }).click();
+    await visible(page.getByRole('dialog', { name: 'Endpoint created' }));
+    await shot(page, 'create-with-secret-phone');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+
+    await visible(heading(page, 'Phone endpoint'));
+    await publishOrder();
+    const row = page.locator('tbody tr[data-status="failed"]');
+    await visible(row);
+    await shot(page, 'deliveries-phone', true);
+    await row.getByRole('link').click();
+    await visible(heading(page, 'Attempts (3)'));
+    await shot(page, 'delivery-detail-phone', true);
+
+    await page.getByRole('link', { name: 'Endpoints', exact: true }).first().click();
+    await visible(page.locator('td .rate'));
+    await shot(page, 'endpoints-phone');
+    await page.getByRole('link', { name: 'Event catalogue' }).click();
+    await visible(page.locator('.type-card'));
+    await shot(page, 'catalogue-phone');
+
+    const dark = await open('/dashboard', { colorScheme: 'dark' });
+    await signIn(dark, ADMIN_KEY);
+    await visible(dark.getByRole('link', { name: 'Phone endpoint' }));
+    await visible(dark.locator('td .rate'));
+    await shot(dark, 'endpoints-dark-laptop');
+    await dark.getByRole('link', { name: 'Phone endpoint' }).click();
+    await dark.locator('tbody tr a').first().click();
+    await visible(heading(dark, 'Attempts (3)'));
+    await shot(dark, 'delivery-detail-dark-laptop', true);
+  }, 60_000);
+});
