@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       docsUrl: 'http://localhost:3000/docs',
       role: 'all',
       serviceName: 'Hookline',
+      leaseMarginMs: 30_000,
     });
     expect(config.dataDir).toMatch(/\.data$/);
   });
@@ -71,6 +72,7 @@ describe('loadConfig', () => {
     ['ADMIN_API_KEY', 'short'],
     ['NODE_ENV', 'staging'],
     ['LOG_LEVEL', 'verbose'],
+    ['LEASE_MARGIN_MS', '100'],
   ])('rejects %s=%j with a message naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);

@@ -43,6 +43,10 @@ export class AppConfig {
   readonly dispatchConcurrency: number;
   readonly endpointConcurrency: number;
   readonly shutdownTimeoutMs: number;
+  /** Added to deliveryTimeoutMs to make a claim's lease (see Dispatcher). */
+  readonly leaseMarginMs: number;
+  /** Requests a minute per API key (or client IP without one), per process; 0: no limit. */
+  readonly rateLimitPerMinute: number;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
@@ -111,5 +115,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dispatchConcurrency: vars.DISPATCH_CONCURRENCY,
     endpointConcurrency: vars.ENDPOINT_CONCURRENCY,
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
+    leaseMarginMs: vars.LEASE_MARGIN_MS,
+    rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
   });
 }

@@ -122,4 +122,20 @@ export class EnvironmentVariables {
 
   @IntegerInRange(0, 600_000)
   SHUTDOWN_TIMEOUT_MS = 15_000;
+
+  /**
+   * A claim's lease is DELIVERY_TIMEOUT_MS plus this margin (time to write the outcome). It is
+   * also how long a crashed worker's claims wait before another worker takes them over; the
+   * crash tests shorten it so as not to wait 30 s. Too short risks re-sending an attempt whose
+   * outcome is merely slow to be written (a duplicate, never a loss).
+   */
+  @IntegerInRange(500, 600_000)
+  LEASE_MARGIN_MS = 30_000;
+
+  /**
+   * Requests a minute per API key (per client IP for requests without a valid key), per process;
+   * 0 turns rate limiting off. Over it: 429 with Retry-After (CONTRACT §3).
+   */
+  @IntegerInRange(0, 10_000_000)
+  RATE_LIMIT_PER_MINUTE = 6000;
 }

@@ -20,6 +20,9 @@ export class PgNotifier implements OnApplicationShutdown {
   private readonly handlers = new Map<string, Set<Handler>>();
   private readonly reconnectHandlers = new Set<() => void>();
   private client?: Client;
+  /** Clients already reported lost ('error', 'end' and a failed connect can each report one). */
+  private readonly lostClients = new WeakSet<Client>();
+  private reconnectTimer?: NodeJS.Timeout;
   private connecting?: Promise<void>;
   private backoffMs = 250;
   private closed = false;
@@ -55,6 +58,7 @@ export class PgNotifier implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.reconnectTimer);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
@@ -82,8 +86,8 @@ export class PgNotifier implements OnApplicationShutdown {
       await client.connect();
       for (const channel of this.handlers.keys()) await client.query(`LISTEN ${quoteChannel(channel)}`);
     } catch (error) {
-      await client.end().catch(() => undefined);
       this.lost(client, error);
+      await client.end().catch(() => undefined);
       return;
     }
     if (this.closed) {
@@ -97,13 +101,23 @@ export class PgNotifier implements OnApplicationShutdown {
     for (const handler of this.reconnectHandlers) handler();
   }
 
+  /**
+   * One reconnection per lost client, one timer at a time: each loss used to be reported two or
+   * three times (error, end, failed connect), each report started its own retry, and a long
+   * outage multiplied the retries (test/database-outage.e2e-spec.ts).
+   */
   private lost(client: Client, error?: unknown): void {
+    if (this.lostClients.has(client)) return;
+    this.lostClients.add(client);
     if (this.client === client) this.client = undefined;
-    if (this.closed) return;
+    if (this.closed || this.reconnectTimer) return;
     if (error) this.logger.warn(`LISTEN connection lost: ${describe(error)}; retrying in ${this.backoffMs} ms`);
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
-    setTimeout(() => this.ensureConnected(), delay).unref();
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.ensureConnected();
+    }, delay).unref();
   }
 }
 

@@ -86,6 +86,9 @@ export interface DeliveryFilter {
   eventType?: string;
 }
 
+/** The attempt row of a worker that stopped (crashed, was killed) before recording a result. */
+export const INTERRUPTED_ATTEMPT_ERROR = 'attempt interrupted: the worker stopped before recording a result';
+
 const DELIVERY_COLUMNS = `d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
   d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount", d.next_attempt_at AS "nextAttemptAt",
   (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
@@ -141,11 +144,16 @@ export class DeliveryRepository {
   /**
    * Claims up to `limit` due deliveries for this worker (FOR UPDATE SKIP LOCKED: workers never
    * claim the same row), respecting per-endpoint slots, and leases them for `leaseMs`.
+   *
+   * A due row that still holds a lease belongs to a worker that died mid-attempt (the lease ran
+   * out): its attempt is recorded as interrupted here, in the same statement, since the claiming
+   * worker's timer fires at the lease's end, before the sweep would see it (a gap in the attempt
+   * log otherwise; found by test/crash.e2e-spec.ts).
    */
   async claimDue(limit: number, leaseMs: number, leaseToken: string, limits: EndpointLimits): Promise<ClaimedDelivery[]> {
     const result = await this.pool.query<ClaimedDelivery>(
       `WITH locked AS (
-         SELECT id, webhook_id, next_attempt_at FROM deliveries
+         SELECT id, webhook_id, next_attempt_at, lease_token, attempt_count FROM deliveries
          WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (webhook_id = ANY($1::text[]))
          ORDER BY next_attempt_at
          LIMIT $2
@@ -156,6 +164,13 @@ export class DeliveryRepository {
          SELECT r.id FROM ranked r
          LEFT JOIN unnest($3::text[], $4::int[]) AS a(webhook_id, available) ON a.webhook_id = r.webhook_id
          WHERE r.rn <= COALESCE(a.available, $5)
+       ), interrupted AS (
+         INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_body)
+         SELECT l.id, l.attempt_count, l.next_attempt_at - make_interval(secs => $6::double precision / 1000), 0, NULL,
+           '${INTERRUPTED_ATTEMPT_ERROR}', NULL
+         FROM locked l JOIN chosen c ON c.id = l.id
+         WHERE l.lease_token IS NOT NULL AND l.attempt_count > 0
+         ON CONFLICT DO NOTHING
        )
        UPDATE deliveries d
        SET next_attempt_at = now() + make_interval(secs => $6::double precision / 1000), lease_token = $7,
@@ -186,14 +201,20 @@ export class DeliveryRepository {
   async recordOutcomes(outcomes: AttemptOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
     const now = Date.now();
-    const withAttempt = outcomes.filter((o) => o.attempt);
+    // One row per (delivery, number): ON CONFLICT DO UPDATE may not touch a row twice in a statement.
+    const withAttempt = [...new Map(outcomes.filter((o) => o.attempt).map((o) => [`${o.deliveryId} ${o.attempt!.number}`, o])).values()];
     await this.pool.query(
       `WITH attempts AS (
          INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_body)
          SELECT a.* FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[])
            AS a(delivery_id, number, started_at, duration_ms, status_code, error, response_body)
          WHERE EXISTS (SELECT 1 FROM deliveries x WHERE x.id = a.delivery_id)
-         ON CONFLICT DO NOTHING
+         -- A result written after its lease ran out (the database was away) replaces the
+         -- "interrupted" row another worker put in its place: the log keeps what really happened.
+         ON CONFLICT (delivery_id, number) DO UPDATE SET started_at = excluded.started_at,
+           duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
+           response_body = excluded.response_body
+         WHERE delivery_attempts.error = '${INTERRUPTED_ATTEMPT_ERROR}'
        )
        UPDATE deliveries d
        SET status = u.status,
@@ -242,13 +263,13 @@ export class DeliveryRepository {
       this.dataSource,
       `WITH expired AS (
          UPDATE deliveries SET lease_token = NULL, updated_at = now(),
-           last_error = 'attempt interrupted: the worker stopped before recording a result'
+           last_error = '${INTERRUPTED_ATTEMPT_ERROR}'
          WHERE status = 'pending' AND lease_token IS NOT NULL AND next_attempt_at < now() - interval '1 second'
          RETURNING id, attempt_count, next_attempt_at
        )
        INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_body)
        SELECT id, attempt_count, next_attempt_at - make_interval(secs => $1::double precision / 1000), 0, NULL,
-         'attempt interrupted: the worker stopped before recording a result', NULL
+         '${INTERRUPTED_ATTEMPT_ERROR}', NULL
        FROM expired
        ON CONFLICT DO NOTHING
        RETURNING delivery_id`,

@@ -25,7 +25,8 @@ export class DispatchSweeper {
 
   @Interval(5_000)
   async sweepExpiredLeases(): Promise<void> {
-    if (!this.dispatcher.isRunning || this.sweeping) return;
+    // While claims fail (the database is away) the sweep would fail too, and only add to the log.
+    if (!this.dispatcher.isRunning || this.sweeping || this.dispatcher.isBackingOff) return;
     this.sweeping = true;
     try {
       const recovered = await this.deliveries.sweepExpiredLeases(this.dispatcher.leaseDurationMs);

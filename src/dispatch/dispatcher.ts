@@ -16,8 +16,10 @@ export const DELIVERIES_CHANNEL = 'hookline_deliveries';
 const CLAIM_BATCH = 500;
 const FLUSH_BATCH = 500;
 const FLUSH_DELAY_MS = 5;
-const LEASE_MARGIN_MS = 30_000;
 const MAX_BACKOFF_MS = 5_000;
+const FLUSH_RETRY_MS = 500;
+/** While the database stays away, one warning in this many failures (the first few all show). */
+const LOG_EVERY_NTH_FAILURE = 6;
 
 /**
  * The delivery worker of one process. It claims due deliveries in batches, sends each one, and
@@ -28,8 +30,8 @@ const MAX_BACKOFF_MS = 5_000;
  *   and a retry it schedules itself sets one directly; the one-second sweep is only a safety net.
  * - A slow or dead endpoint never delays the others: it gets at most ENDPOINT_CONCURRENCY slots of
  *   DISPATCH_CONCURRENCY, and the claim leaves its deliveries alone while they are all taken.
- * - Each claim is leased for one attempt's time limit plus a margin; a crashed worker's claims
- *   come back when the lease ends.
+ * - Each claim is leased for one attempt's time limit plus LEASE_MARGIN_MS; a crashed worker's
+ *   claims come back when the lease ends.
  */
 @Injectable()
 export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -42,6 +44,10 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   private outcomes: AttemptOutcome[] = [];
   private running = false;
   private claiming = false;
+  /** The claim round under way, if any (shutdown waits for it: it may still start sends). */
+  private claimRound?: Promise<void>;
+  /** Set once shutdown has written or given back everything: late outcomes are dropped. */
+  private stopped = false;
   private claimRequested = false;
   private workWaiting = false;
   private dueTimer?: NodeJS.Timeout;
@@ -49,6 +55,10 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   private flushTimer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
   private backoffMs = 0;
+  /** No claim before this time (backing off after a failed claim). */
+  private claimRetryAt = 0;
+  private claimFailures = 0;
+  private flushFailures = 0;
   private readonly leaseToken = randomUUID();
 
   constructor(
@@ -59,7 +69,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     private readonly notifier: PgNotifier,
     private readonly metrics: Metrics,
   ) {
-    this.leaseMs = config.deliveryTimeoutMs + LEASE_MARGIN_MS;
+    this.leaseMs = config.deliveryTimeoutMs + config.leaseMarginMs;
   }
 
   onApplicationBootstrap(): void {
@@ -75,12 +85,19 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     if (!this.running) return;
     this.running = false;
     clearTimeout(this.dueTimer);
+    const deadline = Date.now() + this.config.shutdownTimeoutMs;
+    // A claim round under way still starts what it claims; those sends are drained like the others.
+    await this.claimRound;
     const drained = Promise.all([...this.sends]);
     const timedOut = await Promise.race([
       drained.then(() => false),
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), this.config.shutdownTimeoutMs).unref()),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), Math.max(0, deadline - Date.now())).unref()),
     ]);
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.flushFailures = 0;
     await this.flush();
+    this.stopped = true;
     if (timedOut && this.inFlight.size > 0) {
       const ids = [...this.inFlight.keys()];
       this.logger.warn(`shutdown: giving back ${ids.length} unfinished claims`);
@@ -90,15 +107,23 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     }
   }
 
-  /** Asks for a claim round as soon as possible (coalesced). */
+  /** Asks for a claim round as soon as possible (coalesced; after a failed claim, once the backoff ends). */
   wake(): void {
     if (!this.running) return;
+    if (Date.now() < this.claimRetryAt) {
+      // The one-second poll and notifications would otherwise defeat the backoff.
+      this.setDueTimer(this.claimRetryAt);
+      return;
+    }
     if (this.claiming) {
       this.claimRequested = true;
       return;
     }
     this.claiming = true;
-    void this.claimRounds().finally(() => (this.claiming = false));
+    this.claimRound = this.claimRounds().finally(() => {
+      this.claiming = false;
+      this.claimRound = undefined;
+    });
   }
 
   /** The safety net's entry (DispatchSweeper): lost notifications, expired leases. */
@@ -110,8 +135,16 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     return this.leaseMs;
   }
 
+  /** Whether the last claim failed (the database is away): the sweeper then waits too. */
+  get isBackingOff(): boolean {
+    return this.claimFailures > 0;
+  }
+
   private async claimRounds(): Promise<void> {
     try {
+      // After an outage, write the results kept in memory before claiming more: a lease that ran
+      // out meanwhile would otherwise be claimed and its delivery sent again.
+      if (this.flushFailures > 0) await this.flush();
       do {
         this.claimRequested = false;
         const room = this.config.dispatchConcurrency - this.inFlight.size;
@@ -124,13 +157,20 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         for (const delivery of claimed) this.start(delivery);
         if (claimed.length === limit) this.claimRequested = true;
       } while (this.claimRequested && this.running);
+      if (this.claimFailures > 0) this.logger.log(`claiming again after ${this.claimFailures} failed claims`);
       this.backoffMs = 0;
+      this.claimFailures = 0;
+      this.claimRetryAt = 0;
       await this.scheduleNextDue();
     } catch (error) {
       this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 100), MAX_BACKOFF_MS);
-      const reason = isDatabaseUnavailable(error) ? 'database unavailable' : String(error);
-      this.logger.warn(`claim failed (${reason}); retrying in ${this.backoffMs} ms`);
-      this.setDueTimer(Date.now() + this.backoffMs);
+      this.claimFailures++;
+      this.claimRetryAt = Date.now() + this.backoffMs;
+      if (shouldLog(this.claimFailures)) {
+        const reason = isDatabaseUnavailable(error) ? `database unavailable: ${errorMessage(error)}` : String(error);
+        this.logger.warn(`claim failed ${this.claimFailures} time(s) in a row (${reason}); retrying in ${this.backoffMs} ms`);
+      }
+      this.setDueTimer(this.claimRetryAt);
     }
   }
 
@@ -217,8 +257,12 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   private record(outcome: AttemptOutcome): void {
+    // After shutdown its claim was given back (or will come back when the lease ends).
+    if (this.stopped) return;
     this.outcomes.push(outcome);
     if (outcome.status === 'pending') this.setDueTimer(outcome.decidedAt + outcome.retryDelayMs);
+    // While writes fail, the retry timer (with its backoff) writes them, not every new outcome.
+    if (this.flushFailures > 0) return;
     if (this.outcomes.length >= FLUSH_BATCH) void this.flush();
     else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
   }
@@ -236,14 +280,32 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     this.outcomes = [];
     this.flushing = this.deliveries
       .recordOutcomes(batch)
+      .then(() => {
+        if (this.flushFailures > 0) this.logger.log(`recorded ${batch.length} outcomes kept through ${this.flushFailures} failed writes`);
+        this.flushFailures = 0;
+        if (this.outcomes.length > 0) this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
+      })
       .catch((error: unknown) => {
         this.outcomes = batch.concat(this.outcomes);
-        this.logger.warn(`could not record ${batch.length} outcomes (${String(error)}); retrying`);
-        this.flushTimer ??= setTimeout(() => void this.flush(), 500);
+        this.flushFailures++;
+        const delay = Math.min(FLUSH_RETRY_MS * 2 ** (this.flushFailures - 1), MAX_BACKOFF_MS);
+        if (shouldLog(this.flushFailures)) {
+          this.logger.warn(`could not record ${this.outcomes.length} outcomes, ${this.flushFailures} time(s) in a row (${errorMessage(error)}); retrying in ${delay} ms`);
+        }
+        // Once shutdown began, its own final flush is the last try (no timer left behind).
+        if (this.running) this.flushTimer ??= setTimeout(() => void this.flush(), delay);
       })
       .finally(() => (this.flushing = undefined));
     await this.flushing;
   }
+}
+
+function shouldLog(failures: number): boolean {
+  return failures <= LOG_EVERY_NTH_FAILURE || failures % LOG_EVERY_NTH_FAILURE === 0;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function toOutcome(

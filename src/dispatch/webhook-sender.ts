@@ -80,34 +80,57 @@ export class WebhookSender implements OnApplicationShutdown {
         body: target.body,
         signal,
       });
-      const excerpt = await readExcerpt(response.body);
       const statusCode = response.statusCode;
-      const succeeded = statusCode >= 200 && statusCode < 300;
+      const body = await readExcerpt(response.body);
+      let succeeded = statusCode >= 200 && statusCode < 300;
       let error: string | null = null;
       if (statusCode >= 300 && statusCode < 400) {
         const location = response.headers.location;
         error = `redirect ${statusCode} not followed${typeof location === 'string' ? ` (Location: ${location.slice(0, 200)})` : ''}`;
       } else if (!succeeded) {
         error = `HTTP ${statusCode}`;
+      } else if (body.failure) {
+        // A 2xx acknowledges only as a whole answer within the attempt's time limit (CONTRACT §1
+        // "one attempt's whole time limit"): a body that trickles past it or is cut off by the
+        // receiver fails the attempt (a retry may duplicate, which at-least-once allows; a lost
+        // event it does not). Measured in test/hostile-receivers.e2e-spec.ts.
+        succeeded = false;
+        error = `${describeBodyFailure(body.failure.error, signal, timeoutMs)} (HTTP ${statusCode}, ${body.received} bytes received)`;
       }
-      return finish({ statusCode, error, responseBody: excerpt, succeeded });
+      return finish({ statusCode, error, responseBody: body.excerpt, succeeded });
     } catch (caught) {
       return finish({ statusCode: null, error: describeError(caught, signal, timeoutMs), responseBody: null, succeeded: false });
     }
   }
 
+  /**
+   * By now the dispatcher has drained its attempts or, past SHUTDOWN_TIMEOUT_MS, given their claims
+   * back; whatever is still in flight is abandoned, so it is aborted (destroy) rather than awaited
+   * (close waited up to DELIVERY_TIMEOUT_MS more, test/graceful-shutdown.e2e-spec.ts).
+   */
   async onApplicationShutdown(): Promise<void> {
-    await this.agent.close().catch(() => undefined);
+    await this.agent.destroy().catch(() => undefined);
   }
+}
+
+interface Excerpt {
+  /** The first 4 KiB at most, or null when the body was empty. */
+  excerpt: string | null;
+  /** Bytes read (at most a chunk more than 4 KiB). */
+  received: number;
+  /** Why the body ended before its end without our cutting it (reset, time limit), if it did. */
+  failure?: { error: unknown };
 }
 
 /**
  * Reads at most 4 KiB and drops the rest: a short body is read to its end (the connection stays
- * reusable); a longer one is cut off by destroying the stream, so 50 MB are never read.
+ * reusable); a longer one is cut off by destroying the stream, so 50 MB are never read (the
+ * receiver gets rid of a few MiB of socket buffers, then the connection is gone).
  */
-async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(error?: Error): unknown }): Promise<string | null> {
+async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(error?: Error): unknown }): Promise<Excerpt> {
   const chunks: Buffer[] = [];
   let size = 0;
+  let failure: Excerpt['failure'];
   try {
     for await (const chunk of body) {
       chunks.push(chunk);
@@ -117,11 +140,19 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(error?: Error
         break;
       }
     }
-  } catch {
-    // A body cut short after the status line arrived: keep what was read.
+  } catch (error) {
+    // Cut short after the status line arrived (reset, time limit): keep what was read.
+    failure = { error };
   }
-  if (size === 0) return null;
-  return Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+  const excerpt = size === 0 ? null : Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+  return { excerpt, received: size, failure };
+}
+
+function describeBodyFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+  const code = (error as { code?: string } | undefined)?.code;
+  if (signal.aborted || code === 'UND_ERR_BODY_TIMEOUT') return `timeout: the response body did not end within ${timeoutMs} ms`;
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'connection reset while reading the response body';
+  return `response body failed (${describeError(error, signal, timeoutMs)})`;
 }
 
 function describeError(error: unknown, signal: AbortSignal, timeoutMs: number): string {
@@ -143,8 +174,15 @@ function describeError(error: unknown, signal: AbortSignal, timeoutMs: number): 
     case 'UND_ERR_HEADERS_TIMEOUT':
     case 'UND_ERR_BODY_TIMEOUT':
       return `timeout: no complete answer within ${timeoutMs} ms`;
-    default:
-      if (code && /^ERR_TLS|CERT|SSL/.test(code)) return `TLS error (${code}: ${message})`;
+    default: {
+      // llhttp's parser errors carry no code in undici 7, only their name.
+      if ((error as { name?: string }).name === 'HTTPParserError') return `invalid HTTP response (${message})`;
+      if (code && /^ERR_TLS|CERT|SSL/.test(code)) {
+        // OpenSSL's own `reason` ("wrong version number"), not its multi-line internal trace.
+        const reason = (error as { reason?: string }).reason ?? (err.cause as { reason?: string } | undefined)?.reason;
+        return `TLS error (${code}: ${reason ?? message.split('\n')[0]})`;
+      }
       return code ? `${code}: ${message}` : message;
+    }
   }
 }
