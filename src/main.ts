@@ -6,6 +6,7 @@ import { AppModule } from './app.module';
 import { configureApp } from './common/configure-app';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { EmbeddedPostgres } from './database/embedded-postgres';
+import { ShutdownState } from './observability/shutdown-state';
 
 async function bootstrap(): Promise<void> {
   let config: AppConfig;
@@ -49,6 +50,7 @@ async function bootstrap(): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutMs + 10_000);
     try {
+      app.get(ShutdownState).beginDraining();
       await app.close();
       await embedded?.stop();
       clearTimeout(deadline);

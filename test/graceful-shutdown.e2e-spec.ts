@@ -90,6 +90,13 @@ describe('graceful shutdown on SIGTERM', () => {
     const termAt = Date.now();
     sigtermSent = true;
     for (const res of held.splice(0)) setTimeout(() => res.writeHead(200).end('ok'), ANSWER_AFTER_MS);
+    // While it drains, readiness says so: a load balancer stops sending it requests.
+    const draining = await eventually(
+      () => fetch(`${first.baseUrl}/health`).then((res) => res.status),
+      (status) => status === 503,
+      { deadlineMs: ANSWER_AFTER_MS / 2, intervalMs: 20, what: '/health 503 while draining' },
+    );
+    expect(draining).toBe(503);
 
     const exit = await first.waitForExit(15_000);
     const exitMs = Date.now() - termAt;

@@ -71,8 +71,8 @@ export class ApiKeyAuthenticator implements OnModuleInit {
     const last = this.lastTouched.get(keyId);
     if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return;
     this.lastTouched.set(keyId, now);
+    // On failure (database away) the next try is a minute later too: not a warning per request.
     this.keys.touch(keyId, new Date(now)).catch((error: unknown) => {
-      this.lastTouched.delete(keyId);
       this.logger.warn(`could not record lastUsedAt of ${keyId}: ${String(error)}`);
     });
   }

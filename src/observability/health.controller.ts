@@ -3,6 +3,7 @@ import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/commo
 import type { Response } from 'express';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { ShutdownState } from './shutdown-state';
 
 @ApiTags('operations')
 @Public()
@@ -11,14 +12,20 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
+    private readonly shutdown: ShutdownState,
   ) {}
 
   @Get(['health', 'api/v1/external/health'])
   @HealthCheck()
   @ApiOperation({ summary: 'Readiness: 200 when the database answers, 503 otherwise (no API key)' })
   @ApiResponse({ status: 200, description: 'Ready' })
-  @ApiResponse({ status: 503, description: 'The database is unreachable' })
+  @ApiResponse({ status: 503, description: 'The database is unreachable, or the process is shutting down' })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
+    if (this.shutdown.isDraining) {
+      res.status(503);
+      const down = { shutdown: { status: 'down' as const, message: 'shutting down: finishing in-flight deliveries' } };
+      return { status: 'error', info: {}, error: down, details: down };
+    }
     try {
       return await this.health.check([() => this.database.pingCheck('database', { timeout: 2_000 })]);
     } catch (error) {
