@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import { ApiKeyGuard } from './api-key.guard';
@@ -8,14 +10,25 @@ import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
 import { BootstrapKey } from './bootstrap-key';
+import { RATE_LIMIT_WINDOW_MS, RateLimitGuard } from './rate-limit.guard';
 import { Store } from './store.entity';
 import { StoreRepository } from './store.repository';
 import { StoresController } from './stores.controller';
 import { StoresService } from './stores.service';
 
-/** Stores (tenants), API keys and their scopes, and the guard that every route goes through. */
+/** Stores (tenants), API keys and their scopes, and the guards that every route goes through. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Store, ApiKey])],
+  imports: [
+    TypeOrmModule.forFeature([Store, ApiKey]),
+    ThrottlerModule.forRootAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        throttlers: [{ name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: Math.max(config.rateLimitPerMinute, 1) }],
+        errorMessage: (_context, { limit, timeToBlockExpire }) =>
+          `Rate limit exceeded: at most ${limit} requests a minute per API key; retry in ${timeToBlockExpire} s (Retry-After)`,
+      }),
+    }),
+  ],
   controllers: [ApiKeysController, StoresController],
   providers: [
     ApiKeyRepository,
@@ -24,6 +37,8 @@ import { StoresService } from './stores.service';
     ApiKeysService,
     StoresService,
     BootstrapKey,
+    // Guards run in this order: the rate limit first, so that requests with made-up keys count too.
+    { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: ApiKeyGuard },
   ],
 })

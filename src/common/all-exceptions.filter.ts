@@ -1,11 +1,14 @@
+import { STATUS_CODES } from 'node:http';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { errorBody } from './error-response';
-import { isDatabaseUnavailable } from './database-errors';
+import { MAX_JSON_DEPTH } from './json-depth';
+import { isDatabaseUnavailable, isUnstorableText } from './database-errors';
 
 interface BodyParserError extends Error {
   type?: string;
   status?: number;
+  expose?: boolean;
 }
 
 const BODY_PARSER_ERRORS: Record<string, { status: number; message: string }> = {
@@ -15,6 +18,7 @@ const BODY_PARSER_ERRORS: Record<string, { status: number; message: string }> = 
   'charset.unsupported': { status: 415, message: 'Unsupported charset; send UTF-8 JSON' },
   'request.aborted': { status: 400, message: 'Request aborted by the client' },
   'request.size.invalid': { status: 400, message: 'Request size did not match Content-Length' },
+  'entity.too.deep': { status: 400, message: `JSON body is nested more than ${MAX_JSON_DEPTH} levels deep` },
 };
 
 /**
@@ -50,6 +54,19 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const parserError = exception as BodyParserError;
     const known = parserError?.type ? BODY_PARSER_ERRORS[parserError.type] : undefined;
     if (known) return known;
+    // Any other client error of the body parser (http-errors with `expose`), such as a body that
+    // does not decompress as its Content-Encoding says (zlib/brotli errors wrapped as 400):
+    // found by test/hostile-clients.e2e-spec.ts, where it used to be a 500.
+    if (parserError?.expose === true && typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+      const encoding = request.headers['content-encoding'];
+      const message = encoding
+        ? `Request body could not be decoded as Content-Encoding ${String(encoding).slice(0, 40)}`
+        : (STATUS_CODES[parserError.status] ?? 'Bad Request');
+      return { status: parserError.status, message };
+    }
+    if (isUnstorableText(exception)) {
+      return { status: HttpStatus.BAD_REQUEST, message: 'Text must not contain the NUL character (U+0000)' };
+    }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn(`database unavailable during ${request.method} ${request.path}: ${String(exception)}`);
       return { status: HttpStatus.SERVICE_UNAVAILABLE, message: 'The database is unavailable; try again shortly' };

@@ -1,12 +1,15 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { httpMetrics } from '../observability/http-metrics';
 import { Metrics } from '../observability/metrics';
 import { requestId } from '../observability/logging.module';
 import type { AppConfig } from '../config/app-config';
 import { API_PREFIX, UNPREFIXED_ROUTES } from './api-prefix';
+import { answerClientErrorsInJson } from './client-errors';
 import { errorBody } from './error-response';
+import { rejectDeepJson } from './json-depth';
 import { setupSwagger } from './swagger';
 
 type BodyParserError = Error & { type?: string; status?: number };
@@ -21,6 +24,12 @@ export const BODY_LIMIT = '1mb';
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  answerClientErrorsInJson(app.getHttpServer());
+  // Security headers on every answer (helmet's defaults). Its CSP suits Swagger UI, which loads
+  // only its own files, minus `upgrade-insecure-requests`: over plain http://localhost it would
+  // send the page's scripts and "Try it out" calls to https:// and break the docs. The dashboard
+  // replaces the CSP with its own, stricter one (DashboardController).
+  app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));
   // Before the body parser, so that even a malformed or oversized body gets a request id and is counted.
   app.use((req: Request & { id?: string }, res: Response, next: NextFunction) => {
     req.id = requestId(req, res);
@@ -35,6 +44,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     if (!(error instanceof SyntaxError && error.type)) return next(error);
     next(Object.assign(new Error(error.message), { type: error.type, status: error.status }));
   });
+  app.use(rejectDeepJson);
   app.setGlobalPrefix(API_PREFIX, {
     exclude: UNPREFIXED_ROUTES.flatMap((path) => [path, `${API_PREFIX}/${path}`]),
   });

@@ -6,6 +6,36 @@ import { AppConfig } from '../config/app-config';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Query parameters of the API, whose values are worth logging; any other value is redacted. */
+const LOGGED_QUERY_PARAMETERS = new Set(['limit', 'cursor', 'isActive', 'event', 'status', 'eventType']);
+
+/**
+ * The request URL as logged: the path, and the query with the value of every parameter the API
+ * does not take replaced, so that a key or token a client puts in the URL (`?api_key=hlk_…`)
+ * never reaches the log (found by test/secrets.e2e-spec.ts).
+ */
+export function loggedUrl(url: string): string {
+  const mark = url.indexOf('?');
+  if (mark === -1) return url;
+  const query = url
+    .slice(mark + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      if (equals === -1) return pair;
+      const name = pair.slice(0, equals);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name);
+      } catch {
+        // a malformed name is logged as sent, its value not
+      }
+      return LOGGED_QUERY_PARAMETERS.has(decoded) ? pair : `${name}=[redacted]`;
+    })
+    .join('&');
+  return `${url.slice(0, mark)}?${query}`;
+}
+
 /** Reuses a sane incoming X-Request-Id, otherwise makes one; always echoes it on the response. */
 export function requestId(req: IncomingMessage & { id?: unknown }, res: ServerResponse): string {
   if (typeof req.id === 'string') return req.id;
@@ -17,7 +47,8 @@ export function requestId(req: IncomingMessage & { id?: unknown }, res: ServerRe
 
 /**
  * Structured JSON logs (pino). Each request's log lines carry its id (`req.id`); API keys and
- * other credentials are redacted, and request bodies (which may hold secrets) are never logged.
+ * other credentials are redacted (headers, and query values the API does not take), and request
+ * bodies (which may hold secrets) are never logged.
  */
 @Module({
   imports: [
@@ -38,7 +69,7 @@ export function requestId(req: IncomingMessage & { id?: unknown }, res: ServerRe
           customLogLevel: (_req: IncomingMessage, res: ServerResponse, error?: Error) =>
             error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
           serializers: {
-            req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+            req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: loggedUrl(req.url) }),
             res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
           },
           base: { service: config.serviceName.toLowerCase(), pid: process.pid },
