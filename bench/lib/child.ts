@@ -1,0 +1,54 @@
+import type { ChildMessage, ParentMessage } from './protocol';
+
+/** The JSON argument every bench child takes as its first command-line argument. */
+export function childArgs<T>(): T {
+  const raw = process.argv[2];
+  if (!raw) throw new Error('expected the arguments as JSON in argv[2]');
+  return JSON.parse(raw) as T;
+}
+
+export function send(message: ChildMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send) {
+      process.stdout.write(`${JSON.stringify(message)}\n`);
+      resolve();
+      return;
+    }
+    process.send(message, undefined, {}, () => resolve());
+  });
+}
+
+/** A child never outlives the orchestrator: when the IPC channel closes, it exits. */
+export function exitWithParent(onExit: () => void = () => process.exit(1)): void {
+  process.on('disconnect', onExit);
+}
+
+/** Answers the orchestrator's calls: `handlers[method](params)`. */
+export function serveRpc(handlers: Record<string, (params: unknown) => unknown>): void {
+  process.on('message', (raw: ParentMessage) => {
+    if (raw?.type !== 'rpc') return;
+    const handler = handlers[raw.method];
+    void (async () => {
+      try {
+        if (!handler) throw new Error(`unknown method ${raw.method}`);
+        await send({ type: 'rpc-result', id: raw.id, result: await handler(raw.params) });
+      } catch (error) {
+        await send({ type: 'rpc-result', id: raw.id, error: String((error as Error)?.stack ?? error) });
+      }
+    })();
+  });
+}
+
+/** Runs a load generator's main: sends its result (or its error) to the orchestrator and exits. */
+export function runMain(main: () => Promise<unknown>): void {
+  exitWithParent();
+  main()
+    .then(async (result) => {
+      await send({ type: 'result', result });
+      process.exit(0);
+    })
+    .catch(async (error: unknown) => {
+      await send({ type: 'error', message: String((error as Error)?.stack ?? error) });
+      process.exit(1);
+    });
+}

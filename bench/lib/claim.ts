@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import type { PoolClient } from 'pg';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options';
+import { runMigrationsLocked } from '../../src/database/run-migrations';
+import { AttemptOutcome, DeliveryRepository } from '../../src/dispatch/delivery.repository';
+import { EVENT_CATALOGUE } from '../../src/events/catalogue/event-catalogue';
+import { buildEnvelope } from '../../src/events/envelope';
+import { BenchDatabase, bulkPublish, createDatabase } from './db';
+import { median, percentile, round } from './stats';
+
+export interface ClaimSizes {
+  /** Due pending deliveries the claim picks its batch from. */
+  pending: number;
+  /** Finished (succeeded/failed) deliveries added for the second measurement. */
+  finished: number;
+  /** Timed repetitions per measurement (after 5 unmeasured ones). */
+  runs: number;
+  batch: number;
+}
+
+export interface ClaimTiming {
+  rowsInTable: number;
+  claimMedianMs: number;
+  claimP90Ms: number;
+  recordMedianMs: number;
+  nextDueMedianMs: number;
+  claimed: number;
+  plan: string;
+}
+
+export interface ClaimResult {
+  emptyTableClaimMs: number;
+  at0: ClaimTiming;
+  atLarge: ClaimTiming;
+  finishedRowsInsertMs: number;
+}
+
+const STORE = 'st_default';
+const ENDPOINTS = 10;
+
+/**
+ * Times the dispatcher's own statements (DeliveryRepository.claimDue, recordOutcomes, nextDueAt:
+ * the SQL text of src/, run through the repository itself) against a database holding `pending`
+ * due deliveries and, first, no other rows, then `finished` finished ones as well (inserted with
+ * generate_series, then VACUUM ANALYZE as autovacuum would). Each run is a transaction rolled
+ * back, so every run claims from the same state.
+ */
+export async function measureClaim(
+  serverUrl: string,
+  sizes: ClaimSizes,
+  log: (line: string) => void,
+  track: (db: BenchDatabase) => void,
+): Promise<ClaimResult> {
+  const db = await createDatabase(serverUrl, '_claim');
+  track(db);
+  const dataSource = new DataSource(dataSourceOptions(db.url, 2));
+  try {
+    await dataSource.initialize();
+    await runMigrationsLocked(dataSource, { log: () => undefined } as never);
+    const webhookIds = Array.from({ length: ENDPOINTS }, (_, i) => `wh_bench${String(i).padStart(22, '0')}`);
+    await db.pool.query(
+      `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted)
+       SELECT id, $1, 'bench', 'http://127.0.0.1:9/ok', ARRAY['order.created'], 'v1.x.y.z' FROM unnest($2::text[]) AS id`,
+      [STORE, webhookIds],
+    );
+    const emptyTableClaimMs = (await timeStatements(db, sizes, 0)).claimMedianMs;
+    await bulkPublish(db.pool, {
+      storeId: STORE,
+      type: 'order.created',
+      webhookIds,
+      events: Math.ceil(sizes.pending / ENDPOINTS),
+      batchEvents: 2000,
+      notify: false,
+    });
+    await db.pool.query('VACUUM ANALYZE deliveries');
+    await db.pool.query('VACUUM ANALYZE events');
+    const at0 = await timeStatements(db, sizes, sizes.batch);
+    log(`claim at ${at0.rowsInTable} rows: ${at0.claimMedianMs} ms; inserting ${sizes.finished} finished deliveries`);
+    const finishedRowsInsertMs = await insertFinished(db, webhookIds, sizes.finished, log);
+    await db.pool.query('VACUUM ANALYZE deliveries');
+    await db.pool.query('VACUUM ANALYZE events');
+    const atLarge = await timeStatements(db, sizes, sizes.batch);
+    return { emptyTableClaimMs, at0, atLarge, finishedRowsInsertMs };
+  } finally {
+    await dataSource.destroy().catch(() => undefined);
+    await db.drop();
+  }
+}
+
+/** A DeliveryRepository whose pg pool is one client inside the caller's transaction. */
+function repositoryOn(client: PoolClient, capture: { sql?: string; params?: unknown[] }): DeliveryRepository {
+  const pool = {
+    query: (sql: string, params?: unknown[]) => {
+      capture.sql = sql;
+      capture.params = params;
+      return client.query(sql, params);
+    },
+  };
+  return new DeliveryRepository({ driver: { master: pool } } as unknown as DataSource);
+}
+
+async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: number): Promise<ClaimTiming> {
+  const client = await db.pool.connect();
+  const claimMs: number[] = [];
+  const recordMs: number[] = [];
+  const nextDueMs: number[] = [];
+  const capture: { sql?: string; params?: unknown[] } = {};
+  let claimed = 0;
+  try {
+    const repo = repositoryOn(client, capture);
+    const limits = { excluded: [], partial: [], perEndpoint: 64 };
+    for (let run = 0; run < sizes.runs + 5; run++) {
+      await client.query('BEGIN');
+      try {
+        const token = randomUUID();
+        let started = performance.now();
+        const rows = await repo.claimDue(sizes.batch, 32_000, token, limits);
+        const claimTook = performance.now() - started;
+        claimed = rows.length;
+        const outcomes: AttemptOutcome[] = rows.map((row) => ({
+          deliveryId: row.id,
+          leaseToken: row.leaseToken,
+          attempt: { number: row.attemptNumber, startedAt: new Date(), durationMs: 3, statusCode: 200, error: null, responseBody: '{"received":true}' },
+          status: 'succeeded',
+          retryDelayMs: 0,
+          decidedAt: Date.now(),
+          lastStatusCode: 200,
+          lastError: null,
+        }));
+        started = performance.now();
+        await repo.recordOutcomes(outcomes);
+        const recordTook = performance.now() - started;
+        started = performance.now();
+        await repo.nextDueAt();
+        const nextDueTook = performance.now() - started;
+        if (run >= 5) {
+          claimMs.push(claimTook);
+          recordMs.push(recordTook);
+          nextDueMs.push(nextDueTook);
+        }
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    }
+    if (claimed !== expected) throw new Error(`the claim returned ${claimed} rows, expected ${expected}`);
+    // The plan of the claim, as PostgreSQL ran it, for the README.
+    await client.query('BEGIN');
+    let plan = '';
+    try {
+      await repo.claimDue(sizes.batch, 32_000, randomUUID(), { excluded: [], partial: [], perEndpoint: 64 });
+      const explained = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${capture.sql}`, capture.params);
+      plan = explained.rows.map((row) => row['QUERY PLAN']).join('\n');
+    } finally {
+      await client.query('ROLLBACK');
+    }
+    const rowsInTable = Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM deliveries')).rows[0].n);
+    return {
+      rowsInTable,
+      claimMedianMs: round(median(claimMs), 2),
+      claimP90Ms: round(percentile(claimMs, 90), 2),
+      recordMedianMs: round(median(recordMs), 2),
+      nextDueMedianMs: round(median(nextDueMs), 2),
+      claimed,
+      plan,
+    };
+  } finally {
+    client.release();
+  }
+}
+
+/** `count` finished deliveries (95 % succeeded, 5 % failed), ten per event, over the past 30 days. */
+async function insertFinished(db: BenchDatabase, webhookIds: string[], count: number, log: (line: string) => void): Promise<number> {
+  const started = performance.now();
+  const data = JSON.stringify(EVENT_CATALOGUE['order.created'].example);
+  const sample = buildEnvelope('order.created', EVENT_CATALOGUE['order.created'].example).body;
+  if (!sample.includes(data)) throw new Error('unexpected envelope layout');
+  const chunk = 500_000;
+  for (let from = 0; from < count; from += chunk) {
+    const to = Math.min(count, from + chunk) - 1;
+    await db.pool.query(
+      `INSERT INTO events (id, store_id, type, body, created_at)
+       SELECT 'evt_old' || lpad(g::text, 12, '0'), $1, 'order.created',
+         '{"id":"evt_old' || lpad(g::text, 12, '0') || '","type":"order.created","timestamp":"2026-01-01T00:00:00.000Z","data":' || $2 || '}',
+         now() - interval '30 days' + g * interval '1 second'
+       FROM generate_series($3::int / 10, $4::int / 10) AS g
+       ON CONFLICT DO NOTHING`,
+      [STORE, data, from, to],
+    );
+    await db.pool.query(
+      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status, attempt_count, cycle_attempts,
+         next_attempt_at, last_status_code, last_error, created_at, updated_at)
+       SELECT 'del_old' || lpad(g::text, 14, '0'), $1, 'evt_old' || lpad((g / 10)::text, 12, '0'), ($2::text[])[g % 10 + 1],
+         'order.created', CASE WHEN g % 20 = 0 THEN 'failed' ELSE 'succeeded' END, CASE WHEN g % 20 = 0 THEN 3 ELSE 1 END,
+         CASE WHEN g % 20 = 0 THEN 3 ELSE 1 END, NULL, CASE WHEN g % 20 = 0 THEN 500 ELSE 200 END,
+         CASE WHEN g % 20 = 0 THEN 'HTTP 500' END,
+         now() - interval '30 days' + (g / 10) * interval '1 second', now() - interval '30 days' + (g / 10) * interval '1 second'
+       FROM generate_series($3::int, $4::int) AS g`,
+      [STORE, webhookIds, from, to],
+    );
+    log(`  ${to + 1} of ${count} finished deliveries inserted (${Math.round((performance.now() - started) / 1000)} s)`);
+  }
+  return Math.round(performance.now() - started);
+}

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'pg';
+import { newId } from '../../src/common/ids';
+import { DELIVERIES_CHANNEL } from '../../src/dispatch/dispatcher';
+import { EVENT_CATALOGUE, EventType } from '../../src/events/catalogue/event-catalogue';
+import { buildEnvelope } from '../../src/events/envelope';
+
+/** application_name of the orchestrator's own connections (left out of Hookline's PostgreSQL CPU). */
+export const BENCH_APPLICATION_NAME = 'hookline-bench';
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+export interface BenchDatabase {
+  name: string;
+  url: string;
+  pool: Pool;
+  drop(): Promise<void>;
+}
+
+/** Runs one statement on the server's maintenance database. */
+export async function adminQuery<T = Record<string, unknown>>(serverUrl: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const pool = new Pool({ connectionString: withDatabase(serverUrl, 'postgres'), max: 1, application_name: BENCH_APPLICATION_NAME });
+  try {
+    return (await pool.query(sql, params)).rows as T[];
+  } finally {
+    await pool.end();
+  }
+}
+
+/** A fresh database `hookline_bench_<random><suffix>` on the server of DATABASE_URL. */
+export async function createDatabase(serverUrl: string, suffix = ''): Promise<BenchDatabase> {
+  const name = `hookline_bench_${randomBytes(5).toString('hex')}${suffix}`;
+  await adminQuery(serverUrl, `CREATE DATABASE ${name}`);
+  const url = withDatabase(serverUrl, name);
+  const pool = new Pool({ connectionString: url, max: 4, application_name: BENCH_APPLICATION_NAME });
+  pool.on('error', () => undefined);
+  let dropped = false;
+  return {
+    name,
+    url,
+    pool,
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await pool.end().catch(() => undefined);
+      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+export interface BulkPublish {
+  storeId: string;
+  type: EventType;
+  webhookIds: string[];
+  events: number;
+  /** Events per transaction. */
+  batchEvents: number;
+  /** NOTIFY the workers on each commit, as EventPublisher does. */
+  notify: boolean;
+}
+
+/**
+ * Writes events and their pending deliveries straight into the tables, in large transactions: the
+ * rows EventPublisher writes (an envelope built by src/events/envelope.ts, one delivery per
+ * endpoint, due now), minus the HTTP API in front of it.
+ */
+export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: number; deliveries: number }> {
+  const started = performance.now();
+  const example = EVENT_CATALOGUE[spec.type].example;
+  let deliveries = 0;
+  for (let done = 0; done < spec.events; done += spec.batchEvents) {
+    const count = Math.min(spec.batchEvents, spec.events - done);
+    const eventIds: string[] = [];
+    const bodies: string[] = [];
+    const createdAt: string[] = [];
+    const deliveryIds: string[] = [];
+    const deliveryEvents: string[] = [];
+    const deliveryWebhooks: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const { envelope, body } = buildEnvelope(spec.type, example);
+      eventIds.push(envelope.id);
+      bodies.push(body);
+      createdAt.push(envelope.timestamp);
+      for (const webhookId of spec.webhookIds) {
+        deliveryIds.push(newId('del'));
+        deliveryEvents.push(envelope.id);
+        deliveryWebhooks.push(webhookId);
+      }
+    }
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO events (id, store_id, type, body, created_at)
+         SELECT u.id, $1, $2, u.body, u.created_at FROM unnest($3::text[], $4::text[], $5::timestamptz[]) AS u(id, body, created_at)`,
+        [spec.storeId, spec.type, eventIds, bodies, createdAt],
+      );
+      await client.query(
+        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+         SELECT u.id, $1, u.event_id, u.webhook_id, $2, now() FROM unnest($3::text[], $4::text[], $5::text[]) AS u(id, event_id, webhook_id)`,
+        [spec.storeId, spec.type, deliveryIds, deliveryEvents, deliveryWebhooks],
+      );
+      if (spec.notify) await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    deliveries += deliveryIds.length;
+  }
+  return { ms: Math.round(performance.now() - started), deliveries };
+}
+
+/** Deliveries of one event type by status. */
+export async function statusCounts(pool: Pool, eventType: string): Promise<Record<string, number>> {
+  const rows = (
+    await pool.query<{ status: string; count: number }>(
+      'SELECT status, count(*)::int AS count FROM deliveries WHERE event_type = $1 GROUP BY status',
+      [eventType],
+    )
+  ).rows;
+  return Object.fromEntries(rows.map((row) => [row.status, row.count]));
+}
+
+/** Attempts of one event type's deliveries by outcome ('ok' or the error text), for diagnosis. */
+export async function attemptOutcomes(pool: Pool, eventType: string): Promise<Record<string, number>> {
+  const rows = (
+    await pool.query<{ outcome: string; count: number }>(
+      `SELECT coalesce(left(a.error, 60), 'ok') AS outcome, count(*)::int AS count
+       FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
+       WHERE d.event_type = $1 GROUP BY 1 ORDER BY 2 DESC`,
+      [eventType],
+    )
+  ).rows;
+  return Object.fromEntries(rows.map((row) => [row.outcome, row.count]));
+}
