@@ -91,10 +91,13 @@ export async function measureClaim(
 /** A DeliveryRepository whose pg pool is one client inside the caller's transaction. */
 function repositoryOn(client: PoolClient, capture: { sql?: string; params?: unknown[] }): DeliveryRepository {
   const pool = {
-    query: (sql: string, params?: unknown[]) => {
-      capture.sql = sql;
-      capture.params = params;
-      return client.query(sql, params);
+    // The repository sends named (prepared) statements as config objects, others as text + values.
+    query: (sql: string | { text: string; values?: unknown[] }, params?: unknown[]) => {
+      const text = typeof sql === 'string' ? sql : sql.text;
+      const values = typeof sql === 'string' ? params : sql.values;
+      capture.sql = text;
+      capture.params = values;
+      return typeof sql === 'string' ? client.query(text, values) : client.query(sql);
     },
   };
   return new DeliveryRepository({ driver: { master: pool } } as unknown as DataSource);

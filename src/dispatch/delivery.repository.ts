@@ -22,6 +22,11 @@ export interface ClaimedDelivery {
   url: string;
   secretSealed: string;
   webhookActive: boolean;
+  /**
+   * Due rows the claim looked at, before the per-endpoint slots cut it down: when it is the whole
+   * `limit`, more are due than were claimed.
+   */
+  lockedCount: number;
 }
 
 /** The result of one attempt and the decision taken on it, written together. */
@@ -106,24 +111,6 @@ export class DeliveryRepository {
     this.pool = poolOf(dataSource);
   }
 
-  /** Fan-out of a publish: one pending delivery per endpoint, in the caller's transaction. */
-  async createForEvent(
-    manager: EntityManager,
-    event: { storeId: string; eventId: string; eventType: string },
-    webhookIds: string[],
-    firstDelayMs: number,
-  ): Promise<string[]> {
-    if (webhookIds.length === 0) return [];
-    const ids = webhookIds.map(() => newId('del'));
-    await manager.query(
-      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
-       SELECT u.id, $2, $3, u.webhook_id, $4, now() + make_interval(secs => $5::double precision / 1000)
-       FROM unnest($1::text[], $6::text[]) AS u(id, webhook_id)`,
-      [ids, event.storeId, event.eventId, event.eventType, firstDelayMs, webhookIds],
-    );
-    return ids;
-  }
-
   /** A delivery already leased to the caller, who sends it itself (the endpoint test). */
   async createLeased(
     manager: EntityManager,
@@ -151,8 +138,11 @@ export class DeliveryRepository {
    * log otherwise; found by test/crash.e2e-spec.ts).
    */
   async claimDue(limit: number, leaseMs: number, leaseToken: string, limits: EndpointLimits): Promise<ClaimedDelivery[]> {
-    const result = await this.pool.query<ClaimedDelivery>(
-      `WITH locked AS (
+    // Not a named (prepared) statement: PostgreSQL's generic plan for it, with LIMIT and the
+    // arrays unknown, claimed more slowly than a plan made for each call (retry gaps' tail went
+    // from 1.10 to 1.16-1.22 s in the benchmark).
+    const result = await this.pool.query<ClaimedDelivery>({
+      text: `WITH locked AS (
          SELECT id, webhook_id, next_attempt_at, lease_token, attempt_count FROM deliveries
          WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (webhook_id = ANY($1::text[]))
          ORDER BY next_attempt_at
@@ -179,8 +169,9 @@ export class DeliveryRepository {
        WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
        RETURNING d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
          d.event_type AS "eventType", d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
-         d.lease_token AS "leaseToken", e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive"`,
-      [
+         d.lease_token AS "leaseToken", e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
+         (SELECT count(*) FROM locked)::int AS "lockedCount"`,
+      values: [
         limits.excluded,
         limit,
         limits.partial.map((p) => p.webhookId),
@@ -189,7 +180,7 @@ export class DeliveryRepository {
         leaseMs,
         leaseToken,
       ],
-    );
+    });
     return result.rows;
   }
 
@@ -201,14 +192,45 @@ export class DeliveryRepository {
   async recordOutcomes(outcomes: AttemptOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
     const now = Date.now();
-    // One row per (delivery, number): ON CONFLICT DO UPDATE may not touch a row twice in a statement.
-    const withAttempt = [...new Map(outcomes.filter((o) => o.attempt).map((o) => [`${o.deliveryId} ${o.attempt!.number}`, o])).values()];
-    await this.pool.query(
-      `WITH attempts AS (
+    // One attempt row per (delivery, number): ON CONFLICT DO UPDATE may not touch a row twice.
+    const seen = new Set<string>();
+    const rows = outcomes.map((o) => {
+      const attemptKey = o.attempt ? `${o.deliveryId} ${o.attempt.number}` : undefined;
+      const recordAttempt = attemptKey !== undefined && !seen.has(attemptKey);
+      if (attemptKey) seen.add(attemptKey);
+      return {
+        id: o.deliveryId,
+        token: o.leaseToken,
+        status: o.status,
+        // The delay counts from the decision, not from this (possibly later) write.
+        delay_ms: o.retryDelayMs - (now - o.decidedAt),
+        last_status_code: o.lastStatusCode,
+        last_error: o.lastError,
+        record_attempt: recordAttempt,
+        number: o.attempt?.number ?? null,
+        started_at: o.attempt?.startedAt.toISOString() ?? null,
+        duration_ms: o.attempt?.durationMs ?? null,
+        status_code: o.attempt?.statusCode ?? null,
+        error: o.attempt?.error ?? null,
+        response_body: o.attempt?.responseBody ?? null,
+      };
+    });
+    // One JSON parameter rather than thirteen arrays: JSON.stringify is native, while pg escapes
+    // every array element in JavaScript. The ids again as an array, so that deliveries are found
+    // through their primary key: PostgreSQL guesses 100 rows for json_to_recordset and, on a
+    // table of some thousands, chose two sequential scans per flush (3.6 ms instead of 0.4).
+    await this.pool.query({
+      name: 'hookline-record-outcomes',
+      text: `WITH u AS (
+         SELECT * FROM json_to_recordset($1::json) AS u(id text, token text, status text, delay_ms double precision,
+           last_status_code int, last_error text, record_attempt boolean, number int, started_at timestamptz,
+           duration_ms int, status_code int, error text, response_body text)
+       ), present AS (
+         SELECT id FROM deliveries WHERE id = ANY ($2::text[])
+       ), attempts AS (
          INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_body)
-         SELECT a.* FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[])
-           AS a(delivery_id, number, started_at, duration_ms, status_code, error, response_body)
-         WHERE EXISTS (SELECT 1 FROM deliveries x WHERE x.id = a.delivery_id)
+         SELECT u.id, u.number, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u
+         WHERE u.record_attempt AND u.id IN (SELECT id FROM present)
          -- A result written after its lease ran out (the database was away) replaces the
          -- "interrupted" row another worker put in its place: the log keeps what really happened.
          ON CONFLICT (delivery_id, number) DO UPDATE SET started_at = excluded.started_at,
@@ -220,27 +242,11 @@ export class DeliveryRepository {
        SET status = u.status,
            next_attempt_at = CASE WHEN u.status = 'pending'
              THEN now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000) ELSE NULL END,
-           lease_token = NULL, last_status_code = u.status_code, last_error = u.error, updated_at = now()
-       FROM unnest($8::text[], $9::text[], $10::text[], $11::double precision[], $12::int[], $13::text[])
-         AS u(id, token, status, delay_ms, status_code, error)
-       WHERE d.id = u.id AND d.lease_token = u.token`,
-      [
-        withAttempt.map((o) => o.deliveryId),
-        withAttempt.map((o) => o.attempt!.number),
-        withAttempt.map((o) => o.attempt!.startedAt.toISOString()),
-        withAttempt.map((o) => o.attempt!.durationMs),
-        withAttempt.map((o) => o.attempt!.statusCode),
-        withAttempt.map((o) => o.attempt!.error),
-        withAttempt.map((o) => o.attempt!.responseBody),
-        outcomes.map((o) => o.deliveryId),
-        outcomes.map((o) => o.leaseToken),
-        outcomes.map((o) => o.status),
-        // The delay counts from the decision, not from this (possibly later) write.
-        outcomes.map((o) => o.retryDelayMs - (now - o.decidedAt)),
-        outcomes.map((o) => o.lastStatusCode),
-        outcomes.map((o) => o.lastError),
-      ],
-    );
+           lease_token = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
+       FROM u
+       WHERE d.id = ANY ($2::text[]) AND d.id = u.id AND d.lease_token = u.token`,
+      values: [JSON.stringify(rows), outcomes.map((o) => o.deliveryId)],
+    });
   }
 
   /** Gives claimed deliveries back unattempted (graceful shutdown): due at once for any worker. */
@@ -280,9 +286,10 @@ export class DeliveryRepository {
 
   /** When the next pending delivery is due (or a lease ends), if any. */
   async nextDueAt(): Promise<Date | null> {
-    const result = await this.pool.query<{ at: Date | null }>(
-      `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending'`,
-    );
+    const result = await this.pool.query<{ at: Date | null }>({
+      name: 'hookline-next-due',
+      text: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending'`,
+    });
     return result.rows[0]?.at ?? null;
   }
 

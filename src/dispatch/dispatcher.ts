@@ -14,6 +14,12 @@ import { SendResult, WebhookSender } from './webhook-sender';
 export const DELIVERIES_CHANNEL = 'hookline_deliveries';
 
 const CLAIM_BATCH = 500;
+/**
+ * While due work is waiting, a claim is worth its statement only when this share of the slots is
+ * free: claiming each freed slot on its own ran one claim per completed attempt (bench/README.md).
+ */
+const REFILL_SHARE = 0.25;
+const NEXT_DUE_CHECK_INTERVAL_MS = 1_000;
 const FLUSH_BATCH = 500;
 const FLUSH_DELAY_MS = 5;
 const MAX_BACKOFF_MS = 5_000;
@@ -37,6 +43,7 @@ const LOG_EVERY_NTH_FAILURE = 6;
 export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(Dispatcher.name);
   private readonly leaseMs: number;
+  private readonly refillMin: number;
   private readonly inFlightByEndpoint = new Map<string, number>();
   private readonly inFlight = new Map<string, ClaimedDelivery>();
   private readonly secrets = new Map<string, { sealed: string; secret: string }>();
@@ -50,11 +57,14 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   private stopped = false;
   private claimRequested = false;
   private workWaiting = false;
+  /** Due times of the retries this worker scheduled, one FIFO per delay (each is in time order). */
+  private readonly localRetries = new Map<number, number[]>();
   private dueTimer?: NodeJS.Timeout;
   private dueAt = Number.POSITIVE_INFINITY;
   private flushTimer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
   private backoffMs = 0;
+  private nextDueCheckedAt = 0;
   /** No claim before this time (backing off after a failed claim). */
   private claimRetryAt = 0;
   private claimFailures = 0;
@@ -70,6 +80,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     private readonly metrics: Metrics,
   ) {
     this.leaseMs = config.deliveryTimeoutMs + config.leaseMarginMs;
+    this.refillMin = Math.max(1, Math.floor(Math.min(config.dispatchConcurrency, CLAIM_BATCH) * REFILL_SHARE));
   }
 
   onApplicationBootstrap(): void {
@@ -146,16 +157,19 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       // out meanwhile would otherwise be claimed and its delivery sent again.
       if (this.flushFailures > 0) await this.flush();
       do {
-        this.claimRequested = false;
         const room = this.config.dispatchConcurrency - this.inFlight.size;
-        if (room <= 0) {
+        // More is due (the last claim was full) but few slots are free: wait until more are.
+        if (room <= 0 || (this.claimRequested && room < this.refillMin)) {
           this.workWaiting = true;
           break;
         }
         const limit = Math.min(room, CLAIM_BATCH);
+        this.claimRequested = false;
         const claimed = await this.deliveries.claimDue(limit, this.leaseMs, this.leaseToken, this.endpointLimits());
         for (const delivery of claimed) this.start(delivery);
-        if (claimed.length === limit) this.claimRequested = true;
+        // More are due than this claim took: claim again (as soon as enough slots are free). When
+        // the per-endpoint slots cut the claim down, a freed slot of that endpoint wakes us.
+        if ((claimed[0]?.lockedCount ?? 0) >= limit) this.claimRequested = true;
       } while (this.claimRequested && this.running);
       if (this.claimFailures > 0) this.logger.log(`claiming again after ${this.claimFailures} failed claims`);
       this.backoffMs = 0;
@@ -184,7 +198,16 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     return limits;
   }
 
+  /**
+   * Looks up the next due delivery, at most once a second. The retries this worker schedules set
+   * its timer directly (record()), so the lookup only finds work that other processes left due
+   * (their retries, leases of dead workers): asking after every claim was one statement per
+   * published event at 500 events/s.
+   */
   private async scheduleNextDue(): Promise<void> {
+    const now = Date.now();
+    if (now - this.nextDueCheckedAt < NEXT_DUE_CHECK_INTERVAL_MS) return;
+    this.nextDueCheckedAt = now;
     const next = await this.deliveries.nextDueAt();
     if (next) this.setDueTimer(next.getTime());
   }
@@ -197,8 +220,31 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     // A couple of milliseconds late rather than early: early finds nothing due yet.
     this.dueTimer = setTimeout(() => {
       this.dueAt = Number.POSITIVE_INFINITY;
+      this.armForNextLocalRetry();
       this.wake();
     }, Math.max(0, at - Date.now() + 2));
+  }
+
+  /** Remembers a retry this worker scheduled, so that its timer fires for it on time. */
+  private scheduleLocalRetry(at: number, delayMs: number): void {
+    let queue = this.localRetries.get(delayMs);
+    if (!queue) this.localRetries.set(delayMs, (queue = []));
+    queue.push(at);
+    this.setDueTimer(at);
+  }
+
+  /** Drops the retries that are due by now and sets the timer for the earliest one left. */
+  private armForNextLocalRetry(): void {
+    const now = Date.now();
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const [delay, queue] of this.localRetries) {
+      let due = 0;
+      while (due < queue.length && queue[due] <= now) due++;
+      if (due > 0) queue.splice(0, due);
+      if (queue.length === 0) this.localRetries.delete(delay);
+      else if (queue[0] < earliest) earliest = queue[0];
+    }
+    if (earliest !== Number.POSITIVE_INFINITY) this.setDueTimer(earliest);
   }
 
   private start(delivery: ClaimedDelivery): void {
@@ -213,7 +259,8 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         if (left > 0) this.inFlightByEndpoint.set(delivery.webhookId, left);
         else this.inFlightByEndpoint.delete(delivery.webhookId);
         this.sends.delete(send);
-        if (this.workWaiting || left === this.config.endpointConcurrency - 1) {
+        const freedEndpoint = left === this.config.endpointConcurrency - 1;
+        if (freedEndpoint || (this.workWaiting && this.config.dispatchConcurrency - this.inFlight.size >= this.refillMin)) {
           this.workWaiting = false;
           this.wake();
         }
@@ -260,7 +307,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     // After shutdown its claim was given back (or will come back when the lease ends).
     if (this.stopped) return;
     this.outcomes.push(outcome);
-    if (outcome.status === 'pending') this.setDueTimer(outcome.decidedAt + outcome.retryDelayMs);
+    if (outcome.status === 'pending') this.scheduleLocalRetry(outcome.decidedAt + outcome.retryDelayMs, outcome.retryDelayMs);
     // While writes fail, the retry timer (with its backoff) writes them, not every new outcome.
     if (this.flushFailures > 0) return;
     if (this.outcomes.length >= FLUSH_BATCH) void this.flush();

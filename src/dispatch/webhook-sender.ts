@@ -2,6 +2,7 @@ import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Agent, request } from 'undici';
 import { AppConfig } from '../config/app-config';
 import { UrlPolicy } from '../webhooks/url-policy';
+import { AttemptDeadlines, type DeadlineSignal } from './attempt-deadlines';
 import { signPayload } from './signature';
 
 /** At most this much of a response body is read and kept (CONTRACT §7). */
@@ -34,6 +35,7 @@ export interface SendResult {
 export class WebhookSender implements OnApplicationShutdown {
   private readonly agent: Agent;
   private readonly userAgent: string;
+  private readonly deadlines = new AttemptDeadlines();
 
   constructor(
     private readonly config: AppConfig,
@@ -61,7 +63,7 @@ export class WebhookSender implements OnApplicationShutdown {
       durationMs: Math.round(performance.now() - started),
       ...fields,
     });
-    const signal = AbortSignal.timeout(timeoutMs);
+    const signal = this.deadlines.start(timeoutMs);
     try {
       const url = new URL(target.url);
       // net.connect never calls `lookup` for an IP literal, so literals are checked here.
@@ -100,6 +102,8 @@ export class WebhookSender implements OnApplicationShutdown {
       return finish({ statusCode, error, responseBody: body.excerpt, succeeded });
     } catch (caught) {
       return finish({ statusCode: null, error: describeError(caught, signal, timeoutMs), responseBody: null, succeeded: false });
+    } finally {
+      this.deadlines.end(signal);
     }
   }
 
@@ -148,14 +152,14 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(error?: Error
   return { excerpt, received: size, failure };
 }
 
-function describeBodyFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+function describeBodyFailure(error: unknown, signal: DeadlineSignal, timeoutMs: number): string {
   const code = (error as { code?: string } | undefined)?.code;
   if (signal.aborted || code === 'UND_ERR_BODY_TIMEOUT') return `timeout: the response body did not end within ${timeoutMs} ms`;
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return 'connection reset while reading the response body';
   return `response body failed (${describeError(error, signal, timeoutMs)})`;
 }
 
-function describeError(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+function describeError(error: unknown, signal: DeadlineSignal, timeoutMs: number): string {
   if (signal.aborted) return `timeout: no complete answer within ${timeoutMs} ms`;
   const err = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = err.code ?? err.cause?.code;

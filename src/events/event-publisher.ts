@@ -1,15 +1,11 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { PgNotifier } from '../database/pg-notifier';
-import { DeliveryRepository } from '../dispatch/delivery.repository';
-import { DELIVERIES_CHANNEL } from '../dispatch/dispatcher';
 import { Metrics } from '../observability/metrics';
-import { WebhookRepository } from '../webhooks/webhook.repository';
 import { EventData, EventType, isEventType, validateEventData } from './catalogue/event-catalogue';
 import { buildEnvelope } from './envelope';
 import { EventRepository } from './event.repository';
+import { PublishBatcher } from './publish-batcher';
 
 export interface PublishOptions {
   /**
@@ -41,17 +37,15 @@ export class InvalidEventDataError extends BadRequestException {
 /**
  * How the platform's modules publish events (CONTRACT §6). Inject it and call
  * `publish(storeId, 'order.created', data, { manager })`: the payload is typed per event type, so
- * a wrong one does not compile, and it is checked again at run time.
+ * a wrong one does not compile, and it is checked again at run time. The event, its deliveries
+ * and the workers' wake-up are one statement (EventRepository.publish).
  */
 @Injectable()
 export class EventPublisher {
   constructor(
     private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly events: EventRepository,
-    private readonly webhooks: WebhookRepository,
-    private readonly deliveries: DeliveryRepository,
-    private readonly notifier: PgNotifier,
+    private readonly batcher: PublishBatcher,
     private readonly metrics: Metrics,
   ) {}
 
@@ -60,40 +54,25 @@ export class EventPublisher {
     const problems = validateEventData(type, data);
     if (problems.length > 0) throw new InvalidEventDataError(problems);
 
-    const write = (manager: EntityManager): Promise<PublishedEvent> => this.write(manager, storeId, type, data, options.idempotencyKey);
+    const { envelope, body } = buildEnvelope(type, data);
+    const event = { id: envelope.id, storeId, type, body, createdAt: new Date(envelope.timestamp), idempotencyKey: options.idempotencyKey };
+    const firstDelayMs = this.config.retryScheduleMs[0];
+    let published: { deliveries: number } | null;
     try {
-      return options.manager ? await write(options.manager) : await this.dataSource.transaction(write);
+      // On its own, an event joins the next group commit; in a transaction, or with a key, it is one statement.
+      published =
+        options.manager || options.idempotencyKey !== undefined
+          ? await this.events.publish(event, firstDelayMs, options.manager)
+          : { deliveries: await this.batcher.publish(event, firstDelayMs) };
     } catch (error) {
       if ((error as { code?: string }).code === '23503') throw new NotFoundException(`Store ${storeId} not found`);
       throw error;
     }
-  }
-
-  private async write<T extends EventType>(
-    manager: EntityManager,
-    storeId: string,
-    type: T,
-    data: EventData<T>,
-    idempotencyKey: string | undefined,
-  ): Promise<PublishedEvent> {
-    const { envelope, body } = buildEnvelope(type, data);
-    const inserted = await this.events.insert(manager, {
-      id: envelope.id,
-      storeId,
-      type,
-      body,
-      createdAt: new Date(envelope.timestamp),
-      idempotencyKey,
-    });
-    if (!inserted) {
-      const first = (await this.events.findByIdempotencyKey(manager, storeId, idempotencyKey!))!;
+    if (!published) {
+      const first = (await this.events.findByIdempotencyKey(storeId, options.idempotencyKey!, options.manager))!;
       return { id: first.id, type: first.type as T, timestamp: first.createdAt.toISOString(), deliveries: first.deliveries, duplicate: true };
     }
-    const subscribers = await this.webhooks.subscribers(storeId, type, manager);
-    await this.deliveries.createForEvent(manager, { storeId, eventId: envelope.id, eventType: type }, subscribers, this.config.retryScheduleMs[0]);
-    // Delivered to the workers on commit, and only if the transaction commits.
-    if (subscribers.length > 0) await this.notifier.notify(DELIVERIES_CHANNEL, '', manager);
     this.metrics.eventsPublished.inc();
-    return { id: envelope.id, type, timestamp: envelope.timestamp, deliveries: subscribers.length, duplicate: false };
+    return { id: envelope.id, type, timestamp: envelope.timestamp, deliveries: published.deliveries, duplicate: false };
   }
 }

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type { Pool } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
+import { poolOf } from '../database/sql';
 
 export interface StoredEvent {
   id: string;
@@ -12,37 +14,140 @@ export interface StoredEvent {
 /** How long an Idempotency-Key is remembered (CONTRACT §6). */
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 
+export interface NewEvent {
+  id: string;
+  storeId: string;
+  type: string;
+  body: string;
+  createdAt: Date;
+  idempotencyKey?: string;
+}
+
+/**
+ * The whole of a publish in one statement, so one round trip and no explicit transaction: insert
+ * the event (or nothing, when its Idempotency-Key is taken), one pending delivery for each of the
+ * store's active endpoints subscribed to the type, due after `$8` ms, and a NOTIFY that wakes the
+ * workers when (and only if) this commits. Delivery ids are `del_` + the event's time part + 64
+ * random bits, so they sort by time like every other id.
+ */
+const PUBLISH = `
+  WITH ev AS (
+    INSERT INTO events (id, store_id, type, body, idempotency_key, created_at)
+    VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (store_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING id
+  ), fanned_out AS (
+    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+    SELECT 'del_' || $7 || left(replace(gen_random_uuid()::text, '-', ''), 16), $2, ev.id, w.id, $3,
+      now() + make_interval(secs => $8::double precision / 1000)
+    FROM ev JOIN webhooks w ON w.store_id = $2 AND w.is_active AND $3 = ANY (w.events)
+    RETURNING 1
+  ), woken AS (
+    SELECT pg_notify('hookline_deliveries', '') FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
+  )
+  SELECT (SELECT count(*) FROM ev)::int AS inserted,
+    (SELECT count(*) FROM fanned_out)::int AS deliveries,
+    (SELECT count(*) FROM woken)::int AS woken`;
+
+/**
+ * {@link PUBLISH} for many events at once (no Idempotency-Keys): the events, their deliveries and
+ * one NOTIFY in one statement and one commit. Answers each event's fan-out count.
+ */
+const PUBLISH_MANY = `
+  WITH input AS (
+    SELECT * FROM json_to_recordset($1::json)
+      AS i(id text, store_id text, type text, body text, created_at timestamptz, time_part text)
+  ), ev AS (
+    INSERT INTO events (id, store_id, type, body, created_at)
+    SELECT id, store_id, type, body, created_at FROM input
+    RETURNING id, store_id, type
+  ), fanned_out AS (
+    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+    SELECT 'del_' || i.time_part || left(replace(gen_random_uuid()::text, '-', ''), 16), ev.store_id, ev.id, w.id, ev.type,
+      now() + make_interval(secs => $2::double precision / 1000)
+    FROM ev JOIN input i ON i.id = ev.id
+    JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
+    RETURNING event_id
+  ), woken AS (
+    SELECT pg_notify('hookline_deliveries', '') FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
+  )
+  SELECT coalesce((SELECT json_object_agg(event_id, n) FROM (SELECT event_id, count(*)::int AS n FROM fanned_out GROUP BY event_id) c), '{}') AS counts,
+    (SELECT count(*) FROM ev)::int AS inserted,
+    (SELECT count(*) FROM woken)::int AS woken`;
+
 @Injectable()
 export class EventRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly pool: Pool;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.pool = poolOf(dataSource);
+  }
 
   /**
-   * Inserts the event; with an idempotency key, returns false instead when the store already has
-   * an event with that key from the last 24 hours (an older holder of the key gives it up).
+   * Publishes `event` (see {@link PUBLISH}); in the caller's transaction when `manager` is given.
+   * Returns null when the Idempotency-Key belongs to an event of the last 24 hours.
    */
-  async insert(
-    manager: EntityManager,
-    event: { id: string; storeId: string; type: string; body: string; createdAt: Date; idempotencyKey?: string },
-  ): Promise<boolean> {
-    if (event.idempotencyKey !== undefined) {
-      await manager.query(
-        `UPDATE events SET idempotency_key = NULL
-         WHERE store_id = $1 AND idempotency_key = $2 AND created_at < now() - make_interval(hours => $3)`,
-        [event.storeId, event.idempotencyKey, IDEMPOTENCY_WINDOW_HOURS],
-      );
-    }
-    const rows: unknown[] = await manager.query(
-      `INSERT INTO events (id, store_id, type, body, idempotency_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (store_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-       RETURNING id`,
-      [event.id, event.storeId, event.type, event.body, event.idempotencyKey ?? null, event.createdAt.toISOString()],
+  async publish(event: NewEvent, firstDelayMs: number, manager?: EntityManager): Promise<{ deliveries: number } | null> {
+    if (event.idempotencyKey !== undefined) await this.expireIdempotencyKey(event.storeId, event.idempotencyKey, manager);
+    const values = [
+      event.id,
+      event.storeId,
+      event.type,
+      event.body,
+      event.idempotencyKey ?? null,
+      event.createdAt.toISOString(),
+      timePart(event.id),
+      firstDelayMs,
+    ];
+    const rows: Array<{ inserted: number; deliveries: number }> = manager
+      ? await manager.query(PUBLISH, values)
+      : (await this.pool.query<{ inserted: number; deliveries: number }>({ name: 'hookline-publish', text: PUBLISH, values })).rows;
+    return rows[0].inserted === 1 ? { deliveries: rows[0].deliveries } : null;
+  }
+
+  /** Publishes several events without Idempotency-Keys in one statement; fan-out count by event id. */
+  async publishMany(events: NewEvent[], firstDelayMs: number): Promise<Map<string, number>> {
+    const rows = events.map((event) => ({
+      id: event.id,
+      store_id: event.storeId,
+      type: event.type,
+      body: event.body,
+      created_at: event.createdAt.toISOString(),
+      time_part: timePart(event.id),
+    }));
+    const result = await this.pool.query<{ counts: Record<string, number>; inserted: number }>({
+      name: 'hookline-publish-many',
+      text: PUBLISH_MANY,
+      values: [JSON.stringify(rows), firstDelayMs],
+    });
+    if (result.rows[0].inserted !== events.length) throw new Error(`published ${result.rows[0].inserted} of ${events.length} events`);
+    const counts = result.rows[0].counts;
+    return new Map(events.map((event) => [event.id, counts[event.id] ?? 0]));
+  }
+
+  /** Inserts an event with no fan-out (the endpoint test writes its one delivery itself). */
+  async insert(manager: EntityManager, event: NewEvent): Promise<void> {
+    await manager.query(`INSERT INTO events (id, store_id, type, body, created_at) VALUES ($1, $2, $3, $4, $5)`, [
+      event.id,
+      event.storeId,
+      event.type,
+      event.body,
+      event.createdAt.toISOString(),
+    ]);
+  }
+
+  /** An Idempotency-Key older than 24 hours is free again: its old holder gives it up. */
+  private async expireIdempotencyKey(storeId: string, key: string, manager?: EntityManager): Promise<void> {
+    await (manager ?? this.dataSource).query(
+      `UPDATE events SET idempotency_key = NULL
+       WHERE store_id = $1 AND idempotency_key = $2 AND created_at < now() - make_interval(hours => $3)`,
+      [storeId, key, IDEMPOTENCY_WINDOW_HOURS],
     );
-    return rows.length === 1;
   }
 
   /** The event holding an idempotency key, with its fan-out count. */
-  async findByIdempotencyKey(manager: EntityManager, storeId: string, key: string): Promise<(StoredEvent & { deliveries: number }) | null> {
-    const rows: Array<StoredEvent & { deliveries: number }> = await manager.query(
+  async findByIdempotencyKey(storeId: string, key: string, manager?: EntityManager): Promise<(StoredEvent & { deliveries: number }) | null> {
+    const rows: Array<StoredEvent & { deliveries: number }> = await (manager ?? this.dataSource).query(
       `SELECT e.id, e.type, e.body, e.created_at AS "createdAt",
          (SELECT count(*)::int FROM deliveries d WHERE d.event_id = e.id) AS deliveries
        FROM events e WHERE e.store_id = $1 AND e.idempotency_key = $2`,
@@ -67,4 +172,10 @@ export class EventRepository {
       [IDEMPOTENCY_WINDOW_HOURS],
     );
   }
+}
+
+/** The 10 time characters of an id (`evt_<time><random>`), to give its deliveries' ids the same time. */
+function timePart(id: string): string {
+  const start = id.indexOf('_') + 1;
+  return id.slice(start, start + 10);
 }

@@ -8,6 +8,7 @@ import { EventRepository } from './event.repository';
 import { EventsController } from './events.controller';
 import { EventsService } from './events.service';
 import { IdempotencyKeyExpiry } from './idempotency-key-expiry';
+import { PublishBatcher } from './publish-batcher';
 import { WebhookTestController } from './webhook-test.controller';
 import { WebhookTester } from './webhook-tester';
 
@@ -15,7 +16,7 @@ import { WebhookTester } from './webhook-tester';
 @Module({
   imports: [TypeOrmModule.forFeature([Event]), WebhooksModule, DispatchModule],
   controllers: [EventsController, WebhookTestController],
-  providers: [EventPublisher, EventRepository, EventsService, WebhookTester, IdempotencyKeyExpiry],
+  providers: [EventPublisher, EventRepository, PublishBatcher, EventsService, WebhookTester, IdempotencyKeyExpiry],
   exports: [EventPublisher],
 })
 export class EventsModule {}

@@ -72,15 +72,6 @@ export class WebhookRepository {
     return row?.secretEncrypted;
   }
 
-  /** The store's active endpoints subscribed to `type` (the fan-out of a publish). */
-  async subscribers(storeId: string, type: EventType, manager?: EntityManager): Promise<string[]> {
-    const rows: Array<{ id: string }> = await (manager ?? this.webhooks.manager).query(
-      'SELECT id FROM webhooks WHERE store_id = $1 AND is_active AND $2 = ANY(events) ORDER BY id',
-      [storeId, type],
-    );
-    return rows.map((row) => row.id);
-  }
-
   private async failPendingDeliveries(manager: EntityManager, webhookId: string): Promise<void> {
     await manager.query(
       `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $2, updated_at = now()
