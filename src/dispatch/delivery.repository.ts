@@ -260,30 +260,6 @@ export class DeliveryRepository {
     );
   }
 
-  /**
-   * Leases that ran out belong to a worker that died mid-attempt: record that attempt as
-   * interrupted, so the log says what happened; the delivery is due again and any worker takes it.
-   */
-  async sweepExpiredLeases(leaseMs: number): Promise<number> {
-    const rows = await rowsOf(
-      this.dataSource,
-      `WITH expired AS (
-         UPDATE deliveries SET lease_token = NULL, updated_at = now(),
-           last_error = '${INTERRUPTED_ATTEMPT_ERROR}'
-         WHERE status = 'pending' AND lease_token IS NOT NULL AND next_attempt_at < now() - interval '1 second'
-         RETURNING id, attempt_count, next_attempt_at
-       )
-       INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error, response_body)
-       SELECT id, attempt_count, next_attempt_at - make_interval(secs => $1::double precision / 1000), 0, NULL,
-         '${INTERRUPTED_ATTEMPT_ERROR}', NULL
-       FROM expired
-       ON CONFLICT DO NOTHING
-       RETURNING delivery_id`,
-      [leaseMs],
-    );
-    return rows.length;
-  }
-
   /** When the next pending delivery is due (or a lease ends), if any. */
   async nextDueAt(): Promise<Date | null> {
     const result = await this.pool.query<{ at: Date | null }>({

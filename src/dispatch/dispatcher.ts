@@ -142,15 +142,6 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     return this.running;
   }
 
-  get leaseDurationMs(): number {
-    return this.leaseMs;
-  }
-
-  /** Whether the last claim failed (the database is away): the sweeper then waits too. */
-  get isBackingOff(): boolean {
-    return this.claimFailures > 0;
-  }
-
   private async claimRounds(): Promise<void> {
     try {
       // After an outage, write the results kept in memory before claiming more: a lease that ran
