@@ -24,6 +24,9 @@ export const BODY_LIMIT = '1mb';
 export function configureApp(app: NestExpressApplication, config: AppConfig): void {
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  // No ETag on API answers: hashing every JSON body cost time on each request for a header no
+  // client of a management API revalidates with (the dashboard's files carry their own).
+  app.set('etag', false);
   answerClientErrorsInJson(app.getHttpServer());
   // Security headers on every answer (helmet's defaults). Its CSP suits Swagger UI, which loads
   // only its own files, minus `upgrade-insecure-requests`: over plain http://localhost it would

@@ -44,7 +44,7 @@ export class WebhooksService {
       isActive: query.isActive,
       event: query.event,
     });
-    return toPage(rows, limit, (webhook) => WebhookResponse.of(webhook));
+    return toPage(rows, limit, (webhook) => webhook);
   }
 
   async get(storeId: string, id: string): Promise<WebhookResponse> {
