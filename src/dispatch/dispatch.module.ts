@@ -6,6 +6,7 @@ import { DeliveriesService } from './deliveries.service';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { Delivery } from './delivery.entity';
 import { DeliveryRepository } from './delivery.repository';
+import { dispatchPoolProvider } from './dispatch-pool';
 import { DispatchSweeper } from './dispatch-sweeper';
 import { Dispatcher } from './dispatcher';
 import { WebhookSender } from './webhook-sender';
@@ -14,7 +15,7 @@ import { WebhookSender } from './webhook-sender';
 @Module({
   imports: [TypeOrmModule.forFeature([Delivery, DeliveryAttempt]), WebhooksModule],
   controllers: [DeliveriesController],
-  providers: [DeliveryRepository, DeliveriesService, Dispatcher, DispatchSweeper, WebhookSender],
+  providers: [dispatchPoolProvider, DeliveryRepository, DeliveriesService, Dispatcher, DispatchSweeper, WebhookSender],
   exports: [DeliveryRepository, Dispatcher, WebhookSender],
 })
 export class DispatchModule {}
