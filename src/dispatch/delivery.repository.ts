@@ -35,14 +35,7 @@ export interface AttemptOutcome {
   deliveryId: string;
   leaseToken: string;
   /** null when no HTTP attempt was made (the endpoint turned out to be inactive). */
-  attempt: {
-    number: number;
-    startedAt: Date;
-    durationMs: number;
-    statusCode: number | null;
-    error: string | null;
-    responseBody: string | null;
-  } | null;
+  attempt: AttemptRow | null;
   status: DeliveryStatus;
   /** For `pending`: milliseconds from `decidedAt` to the next attempt. */
   retryDelayMs: number;

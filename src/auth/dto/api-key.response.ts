@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, OmitType } from '@nestjs/swagger';
 import { SCOPES, type Scope } from '../scopes';
 import type { ApiKey } from '../api-key.entity';
 
@@ -34,24 +34,9 @@ export class ApiKeyResponse {
 }
 
 /** The answer to a create: the only time the key text is shown. */
-export class CreatedApiKeyResponse {
-  @ApiProperty({ example: 'key_01jd5v1xkq8w3r0m6m2n4p7s9t' })
-  id: string;
-
-  @ApiProperty({ example: 'ERP integration' })
-  name: string;
-
-  @ApiProperty({ enum: SCOPES, isArray: true, example: ['webhooks:read'] })
-  scopes: Scope[];
-
-  @ApiProperty({ example: 'st_default' })
-  storeId: string;
-
+export class CreatedApiKeyResponse extends OmitType(ApiKeyResponse, ['lastUsedAt'] as const) {
   @ApiProperty({ description: 'The key itself. Shown only in this response; store it now.', example: 'hlk_3q2-…' })
   key: string;
-
-  @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })
-  createdAt: string;
 }
 
 export class ApiKeyListResponse {

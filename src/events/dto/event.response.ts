@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { DeliveryResponse } from '../../dispatch/dto/delivery.response';
+import { DeliveryResponse, EnvelopeResponse } from '../../dispatch/dto/delivery.response';
 import { EVENT_CATEGORIES, EVENT_TYPES, type EventCategory, type EventType } from '../catalogue/event-catalogue';
 
 export class PublishedEventResponse {
@@ -16,19 +16,8 @@ export class PublishedEventResponse {
   deliveries: number;
 }
 
-export class EventResponse {
-  @ApiProperty({ example: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t' })
-  id: string;
-
-  @ApiProperty({ example: 'order.created' })
-  type: string;
-
-  @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })
-  timestamp: string;
-
-  @ApiProperty({ type: 'object', additionalProperties: true, example: { id: 'ord_8c2f41d7', orderNumber: 'ORD-1042' } })
-  data: Record<string, unknown>;
-
+/** The envelope as delivered, and the deliveries it fanned out to. */
+export class EventResponse extends EnvelopeResponse {
   @ApiProperty({ type: DeliveryResponse, isArray: true })
   deliveries: DeliveryResponse[];
 }
