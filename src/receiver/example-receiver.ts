@@ -7,13 +7,15 @@
  * answers 401 when they do not hold, skips a repeated X-Webhook-ID (delivery is at least once),
  * and answers 200 `{"received":true}` at once, leaving the work to happen afterwards.
  */
-/* eslint-disable no-console -- a command-line example: its output is for the person running it */
 import { createServer } from 'node:http';
 import { verifyWebhook, WebhookVerificationError } from './verify-webhook';
 
+/** A command-line example: its output is for the person running it, one line per delivery. */
+const say = (line: string): boolean => process.stdout.write(`${line}\n`);
+
 const secret = process.env.WEBHOOK_SECRET;
 if (!secret?.startsWith('whsec_')) {
-  console.error('Set WEBHOOK_SECRET to the endpoint secret (whsec_…) shown when it was created.');
+  process.stderr.write('Set WEBHOOK_SECRET to the endpoint secret (whsec_…) shown when it was created.\n');
   process.exit(1);
 }
 const port = Number(process.env.PORT ?? 4000);
@@ -26,16 +28,16 @@ createServer((req, res) => {
     try {
       const event = verifyWebhook(secret, req.headers, Buffer.concat(chunks));
       if (seen.has(event.id)) {
-        console.log(`duplicate ${event.id} skipped`);
+        say(`duplicate ${event.id} skipped`);
       } else {
         seen.add(event.id);
-        console.log(`${event.type} ${event.id}`, JSON.stringify(event.data));
+        say(`${event.type} ${event.id} ${JSON.stringify(event.data)}`);
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;
-      console.warn(`refused: ${error.message}`);
+      say(`refused: ${error.message}`);
       res.writeHead(401, { 'content-type': 'text/plain' }).end('invalid signature');
     }
   });
-}).listen(port, () => console.log(`example receiver on http://localhost:${port}/`));
+}).listen(port, () => say(`example receiver on http://localhost:${port}/`));
