@@ -676,8 +676,11 @@ describe('rate limit (RATE_LIMIT_PER_MINUTE=20)', () => {
     await t?.close();
   });
 
+  let limitedStoreId: string;
+
   it('answers 429 with Retry-After in the error shape after 20 requests a minute per key, and writes nothing', async () => {
-    const { key } = await createStoreWithKey(t, 'limited', ['webhooks:read', 'webhooks:write']);
+    const { storeId, key } = await createStoreWithKey(t, 'limited', ['webhooks:read', 'webhooks:write']);
+    limitedStoreId = storeId;
     const statuses: number[] = [];
     for (let i = 0; i < 20; i++) {
       const res = await t.api('/webhooks', { key: key.key });
@@ -698,8 +701,10 @@ describe('rate limit (RATE_LIMIT_PER_MINUTE=20)', () => {
   });
 
   it('counts each key on its own: another key of the same store is not limited', async () => {
-    const { key } = await createStoreWithKey(t, 'neighbour', ['webhooks:read']);
-    const res = await t.api('/webhooks', { key: key.key });
+    const created = await t.api(`/stores/${limitedStoreId}/api-keys`, { method: 'POST', json: { name: 'neighbour', scopes: ['webhooks:read'] } });
+    expect(created.status).toBe(201);
+    const { key } = (await created.json()) as { key: string };
+    const res = await t.api('/webhooks', { key });
     expect(res.status).toBe(200);
   });
 

@@ -123,7 +123,7 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
         claimed = rows.length;
         const outcomes: AttemptOutcome[] = rows.map((row) => ({
           deliveryId: row.id,
-          leaseToken: row.leaseToken,
+          leaseToken: token,
           attempt: { number: row.attemptNumber, startedAt: new Date(), durationMs: 3, statusCode: 200, error: null, responseBody: '{"received":true}' },
           status: 'succeeded',
           retryDelayMs: 0,

@@ -27,6 +27,8 @@ export class ApiKeyAuthenticator implements OnModuleInit {
   private readonly logger = new Logger(ApiKeyAuthenticator.name);
   private readonly cache = new Map<string, CacheEntry>();
   private readonly lastTouched = new Map<string, number>();
+  private readonly byRequest = new WeakMap<object, Promise<AuthContext | undefined>>();
+  private evictions = 0;
 
   constructor(
     private readonly keys: ApiKeyRepository,
@@ -43,18 +45,38 @@ export class ApiKeyAuthenticator implements OnModuleInit {
     const now = Date.now();
     let context = this.cached(hash, now);
     if (!context) {
+      const evictionsBefore = this.evictions;
       const key = await this.keys.findByHash(hash);
       if (!key) return undefined;
       context = { keyId: key.id, storeId: key.storeId, scopes: key.scopes };
-      if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
-      this.cache.set(hash, { context, expiresAt: now + CACHE_TTL_MS });
+      // A revocation that landed while we read the row must not be undone by caching what we read.
+      if (this.evictions === evictionsBefore) {
+        if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
+        this.cache.set(hash, { context, expiresAt: now + CACHE_TTL_MS });
+      }
     }
     this.touch(context.keyId, now);
     return context;
   }
 
+  /**
+   * The X-API-Key of a request, authenticated once for all the guards that ask (the rate limit
+   * counts by key, then the API key guard checks scopes).
+   */
+  authenticateRequest(request: { headers: Record<string, string | string[] | undefined> }): Promise<AuthContext | undefined> {
+    let lookup = this.byRequest.get(request);
+    if (!lookup) {
+      const header = request.headers['x-api-key'];
+      const keyText = Array.isArray(header) ? header[0] : header;
+      lookup = keyText && keyText.length <= 512 ? this.authenticate(keyText) : Promise.resolve(undefined);
+      this.byRequest.set(request, lookup);
+    }
+    return lookup;
+  }
+
   /** Forgets a key in this process (the revoking request also notifies the others). */
   evict(keyId: string): void {
+    this.evictions++;
     for (const [hash, entry] of this.cache) if (entry.context.keyId === keyId) this.cache.delete(hash);
     this.lastTouched.delete(keyId);
   }

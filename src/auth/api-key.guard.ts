@@ -23,12 +23,8 @@ export class ApiKeyGuard implements CanActivate {
     if (!required) throw new Error(`${context.getClass().name}.${context.getHandler().name} declares neither @RequireScopes nor @Public`);
 
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const header = request.headers['x-api-key'];
-    const keyText = Array.isArray(header) ? header[0] : header;
-    if (!keyText) throw new UnauthorizedException('Missing X-API-Key header');
-    if (keyText.length > 512) throw new UnauthorizedException('Invalid API key');
-
-    const auth = await this.authenticator.authenticate(keyText);
+    if (!request.headers['x-api-key']) throw new UnauthorizedException('Missing X-API-Key header');
+    const auth = await this.authenticator.authenticateRequest(request);
     if (!auth) throw new UnauthorizedException('Invalid API key');
     request.auth = auth;
 

@@ -39,10 +39,6 @@ export class ApiKeyRepository {
     return (result.affected ?? 0) > 0;
   }
 
-  async count(): Promise<number> {
-    return this.keys.count();
-  }
-
   async touch(id: string, at: Date): Promise<void> {
     await this.keys.update({ id }, { lastUsedAt: at });
   }

@@ -42,12 +42,8 @@ export class RateLimitGuard extends ThrottlerGuard {
 
   /** `key:<id>` for a valid key (verified keys are cached, so this costs no query), else `ip:<address>`. */
   protected override async getTracker(req: AuthenticatedRequest): Promise<string> {
-    const header = req.headers['x-api-key'];
-    const keyText = Array.isArray(header) ? header[0] : header;
-    if (keyText && keyText.length <= 512) {
-      const auth = await this.authenticator.authenticate(keyText);
-      if (auth) return `key:${auth.keyId}`;
-    }
+    const auth = await this.authenticator.authenticateRequest(req);
+    if (auth) return `key:${auth.keyId}`;
     return `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
   }
 

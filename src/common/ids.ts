@@ -21,10 +21,3 @@ export function newId(prefix: IdPrefix, now = Date.now()): string {
   const random = BigInt(`0x${randomBytes(10).toString('hex')}`);
   return `${prefix}_${encode(BigInt(now), 10)}${encode(random, 16)}`;
 }
-
-const ID_PATTERN = /^(st|wh|evt|del|key)_[0-9a-z]{1,64}$/;
-
-/** Whether a path parameter can be an id of that kind at all (anything else is simply unknown). */
-export function isIdOf(prefix: IdPrefix, value: string): boolean {
-  return ID_PATTERN.test(value) && value.startsWith(`${prefix}_`);
-}

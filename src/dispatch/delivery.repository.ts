@@ -10,15 +10,12 @@ import type { DeliveryStatus } from './delivery.entity';
 /** A claimed delivery with everything needed to send it (one round trip). */
 export interface ClaimedDelivery {
   id: string;
-  storeId: string;
   eventId: string;
   webhookId: string;
-  eventType: string;
   /** Number of this attempt over the delivery's life (the attempt row's `number`). */
   attemptNumber: number;
   /** Number of this attempt in the current cycle (for the retry schedule). */
   cycleAttempt: number;
-  leaseToken: string;
   body: string;
   url: string;
   secretSealed: string;
@@ -169,9 +166,9 @@ export class DeliveryRepository implements OnApplicationShutdown {
            attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
        FROM chosen c, events e, webhooks w
        WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
-       RETURNING d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
-         d.event_type AS "eventType", d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
-         d.lease_token AS "leaseToken", e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
+       RETURNING d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",
+         d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
+         e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
          (SELECT count(*) FROM locked)::int AS "lockedCount"`,
       values: [
         limits.excluded,
@@ -275,6 +272,15 @@ export class DeliveryRepository implements OnApplicationShutdown {
     const rows: Array<DeliveryRow & { body: string }> = await this.dataSource.query(
       `SELECT ${DELIVERY_COLUMNS}, e.body FROM deliveries d JOIN events e ON e.id = d.event_id
        WHERE d.id = $1 AND d.store_id = $2`,
+      [id, storeId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Just what a retry decides on (no envelope body). */
+  async stateInStore(storeId: string, id: string): Promise<{ status: DeliveryStatus; webhookId: string } | null> {
+    const rows: Array<{ status: DeliveryStatus; webhookId: string }> = await this.dataSource.query(
+      `SELECT status, webhook_id AS "webhookId" FROM deliveries WHERE id = $1 AND store_id = $2`,
       [id, storeId],
     );
     return rows[0] ?? null;

@@ -20,6 +20,7 @@ const CLAIM_BATCH = 500;
  */
 const REFILL_SHARE = 0.25;
 const NEXT_DUE_CHECK_INTERVAL_MS = 1_000;
+const MAX_CACHED_SECRETS = 10_000;
 const FLUSH_BATCH = 500;
 const FLUSH_DELAY_MS = 5;
 const MAX_BACKOFF_MS = 5_000;
@@ -260,15 +261,14 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
-    const decidedAt = (): number => Date.now();
     if (!delivery.webhookActive) {
       return {
         deliveryId: delivery.id,
-        leaseToken: delivery.leaseToken,
+        leaseToken: this.leaseToken,
         attempt: null,
         status: 'failed',
         retryDelayMs: 0,
-        decidedAt: decidedAt(),
+        decidedAt: Date.now(),
         lastStatusCode: null,
         lastError: INACTIVE_ENDPOINT_ERROR,
       };
@@ -283,13 +283,20 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     this.metrics.deliveryAttemptDuration.observe(result.durationMs / 1000);
     const decision = decideAfterAttempt(result.succeeded, delivery.cycleAttempt, this.config.retryScheduleMs);
     if (decision.status !== 'pending') this.metrics.deliveriesFinished.inc({ status: decision.status });
-    return toOutcome(delivery, result, decision.status, decision.status === 'pending' ? decision.delayMs : 0, decidedAt());
+    return outcomeOf(
+      { deliveryId: delivery.id, leaseToken: this.leaseToken, attemptNumber: delivery.attemptNumber },
+      result,
+      decision.status,
+      decision.status === 'pending' ? decision.delayMs : 0,
+    );
   }
 
   private secretOf(delivery: ClaimedDelivery): string {
     const cached = this.secrets.get(delivery.webhookId);
     if (cached && cached.sealed === delivery.secretSealed) return cached.secret;
     const secret = this.cipher.decrypt(delivery.secretSealed, delivery.webhookId);
+    // Bounded like the API-key cache: deleted endpoints' secrets do not stay in memory for good.
+    if (this.secrets.size >= MAX_CACHED_SECRETS) this.secrets.clear();
     this.secrets.set(delivery.webhookId, { sealed: delivery.secretSealed, secret });
     return secret;
   }
@@ -313,7 +320,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     }
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    const batch = this.outcomes;
+    let batch = this.outcomes;
     if (batch.length === 0) return;
     this.outcomes = [];
     this.flushing = this.deliveries
@@ -323,7 +330,21 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         this.flushFailures = 0;
         if (this.outcomes.length > 0) this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
       })
-      .catch((error: unknown) => {
+      .catch(async (error: unknown) => {
+        // A batch PostgreSQL refuses for its content (not for being away) would be refused again
+        // forever: write its outcomes one by one, keep what the database was away for, and drop
+        // (with an error log) what it refuses; those deliveries come back when their lease ends.
+        if (!isDatabaseUnavailable(error) && batch.length > 1) {
+          const kept: AttemptOutcome[] = [];
+          for (const outcome of batch) {
+            await this.deliveries.recordOutcomes([outcome]).catch((single: unknown) => {
+              if (isDatabaseUnavailable(single)) kept.push(outcome);
+              else this.logger.error(`dropping the outcome of delivery ${outcome.deliveryId}: ${errorMessage(single)}`);
+            });
+          }
+          if (kept.length === 0) return;
+          batch = kept;
+        }
         this.outcomes = batch.concat(this.outcomes);
         this.flushFailures++;
         const delay = Math.min(FLUSH_RETRY_MS * 2 ** (this.flushFailures - 1), MAX_BACKOFF_MS);
@@ -346,18 +367,18 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function toOutcome(
-  delivery: ClaimedDelivery,
+/** An attempt's result and the decision taken on it, as DeliveryRepository.recordOutcomes writes them. */
+export function outcomeOf(
+  claim: { deliveryId: string; leaseToken: string; attemptNumber: number },
   result: SendResult,
   status: AttemptOutcome['status'],
   retryDelayMs: number,
-  decidedAt: number,
 ): AttemptOutcome {
   return {
-    deliveryId: delivery.id,
-    leaseToken: delivery.leaseToken,
+    deliveryId: claim.deliveryId,
+    leaseToken: claim.leaseToken,
     attempt: {
-      number: delivery.attemptNumber,
+      number: claim.attemptNumber,
       startedAt: result.startedAt,
       durationMs: result.durationMs,
       statusCode: result.statusCode,
@@ -366,7 +387,7 @@ function toOutcome(
     },
     status,
     retryDelayMs,
-    decidedAt,
+    decidedAt: Date.now(),
     lastStatusCode: result.statusCode,
     lastError: result.error,
   };

@@ -148,7 +148,10 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(error?: Error
     // Cut short after the status line arrived (reset, time limit): keep what was read.
     failure = { error };
   }
-  const excerpt = size === 0 ? null : Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+  // PostgreSQL text cannot hold NUL: a receiver answering "ok\0" made the whole batch of results
+  // fail to write, again and again (found in review). Invalid UTF-8 becomes U+FFFD on decoding.
+  const excerpt =
+    size === 0 ? null : Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replaceAll('\u0000', '\uFFFD');
   return { excerpt, received: size, failure };
 }
 

@@ -63,7 +63,7 @@ export class EventPublisher {
       published =
         options.manager || options.idempotencyKey !== undefined
           ? await this.events.publish(event, firstDelayMs, options.manager)
-          : { deliveries: await this.batcher.publish(event, firstDelayMs) };
+          : { deliveries: await this.batcher.publish(event) };
     } catch (error) {
       if ((error as { code?: string }).code === '23503') throw new NotFoundException(`Store ${storeId} not found`);
       throw error;

@@ -1,8 +1,6 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { DispatchModule } from '../dispatch/dispatch.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
-import { Event } from './event.entity';
 import { EventPublisher } from './event-publisher';
 import { EventRepository } from './event.repository';
 import { EventsController } from './events.controller';
@@ -14,7 +12,7 @@ import { WebhookTester } from './webhook-tester';
 
 /** The event catalogue, publishing (EventPublisher, POST /events) and the endpoint test. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Event]), WebhooksModule, DispatchModule],
+  imports: [WebhooksModule, DispatchModule],
   controllers: [EventsController, WebhookTestController],
   providers: [EventPublisher, EventRepository, PublishBatcher, EventsService, WebhookTester, IdempotencyKeyExpiry],
   exports: [EventPublisher],

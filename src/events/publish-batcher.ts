@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
 import { EventRepository, type NewEvent } from './event.repository';
 
 interface Waiting {
@@ -26,33 +27,40 @@ export class PublishBatcher {
   private waiting: Waiting[] = [];
   private writing = false;
 
-  constructor(private readonly events: EventRepository) {}
+  private readonly firstDelayMs: number;
+
+  constructor(
+    config: AppConfig,
+    private readonly events: EventRepository,
+  ) {
+    this.firstDelayMs = config.retryScheduleMs[0];
+  }
 
   /** Resolves with the event's fan-out count once it is committed. */
-  publish(event: NewEvent, firstDelayMs: number): Promise<number> {
+  publish(event: NewEvent): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       this.waiting.push({ event, resolve, reject });
-      if (!this.writing) void this.drain(firstDelayMs);
+      if (!this.writing) void this.drain();
     });
   }
 
-  private async drain(firstDelayMs: number): Promise<void> {
+  private async drain(): Promise<void> {
     this.writing = true;
     try {
       while (this.waiting.length > 0) {
         const batch = this.waiting.splice(0, MAX_BATCH);
-        await this.write(batch, firstDelayMs);
+        await this.write(batch);
       }
     } finally {
       this.writing = false;
     }
   }
 
-  private async write(batch: Waiting[], firstDelayMs: number): Promise<void> {
+  private async write(batch: Waiting[]): Promise<void> {
     try {
       const counts = await this.events.publishMany(
         batch.map((w) => w.event),
-        firstDelayMs,
+        this.firstDelayMs,
       );
       for (const waiting of batch) waiting.resolve(counts.get(waiting.event.id) ?? 0);
     } catch (error) {
@@ -62,7 +70,7 @@ export class PublishBatcher {
       }
       this.logger.debug(`a batch of ${batch.length} publishes failed (${String(error)}); writing them one by one`);
       for (const waiting of batch) {
-        await this.events.publishMany([waiting.event], firstDelayMs).then(
+        await this.events.publishMany([waiting.event], this.firstDelayMs).then(
           (counts) => waiting.resolve(counts.get(waiting.event.id) ?? 0),
           (single: unknown) => waiting.reject(single),
         );

@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { DeliveryRepository } from '../dispatch/delivery.repository';
+import { outcomeOf } from '../dispatch/dispatcher';
 import { WebhookSender } from '../dispatch/webhook-sender';
 import { SecretCipher } from '../webhooks/secret-cipher';
 import { WebhookRepository } from '../webhooks/webhook.repository';
@@ -47,23 +48,7 @@ export class WebhookTester {
     const sealed = (await this.webhookRows.sealedSecret(webhookId))!;
     const result = await this.sender.send({ url: webhook.url, eventId: envelope.id, body, secret: this.cipher.decrypt(sealed, webhookId) });
     await this.deliveries.recordOutcomes([
-      {
-        deliveryId,
-        leaseToken,
-        attempt: {
-          number: 1,
-          startedAt: result.startedAt,
-          durationMs: result.durationMs,
-          statusCode: result.statusCode,
-          error: result.error,
-          responseBody: result.responseBody,
-        },
-        status: result.succeeded ? 'succeeded' : 'failed',
-        retryDelayMs: 0,
-        decidedAt: Date.now(),
-        lastStatusCode: result.statusCode,
-        lastError: result.error,
-      },
+      outcomeOf({ deliveryId, leaseToken, attemptNumber: 1 }, result, result.succeeded ? 'succeeded' : 'failed', 0),
     ]);
     return {
       success: result.succeeded,

@@ -1,4 +1,5 @@
 import { Public } from '../auth/require-scopes.decorator';
+import { API_PREFIX } from '../common/api-prefix';
 import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
 import type { Response } from 'express';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -15,7 +16,7 @@ export class HealthController {
     private readonly shutdown: ShutdownState,
   ) {}
 
-  @Get(['health', 'api/v1/external/health'])
+  @Get(['health', `${API_PREFIX}/health`])
   @HealthCheck()
   @ApiOperation({ summary: 'Readiness: 200 when the database answers, 503 otherwise (no API key)' })
   @ApiResponse({ status: 200, description: 'Ready' })

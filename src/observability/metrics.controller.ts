@@ -1,4 +1,5 @@
 import { Public } from '../auth/require-scopes.decorator';
+import { API_PREFIX } from '../common/api-prefix';
 import { Controller, Get, Header, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -11,7 +12,7 @@ export class MetricsController {
   constructor(private readonly metrics: Metrics) {}
 
   /** Prometheus text exposition; no API key (CONTRACT §1). */
-  @Get(['metrics', 'api/v1/external/metrics'])
+  @Get(['metrics', `${API_PREFIX}/metrics`])
   @Header('Cache-Control', 'no-store')
   async scrape(@Res() res: Response): Promise<void> {
     res.type(this.metrics.registry.contentType).send(await this.metrics.registry.metrics());

@@ -62,8 +62,10 @@ export class WebhookRepository {
   }
 
   /**
-   * Applies `changes`; when the endpoint goes inactive, its pending deliveries end `failed` in the
-   * same transaction, so none of them is attempted afterwards (CONTRACT §7).
+   * Applies `changes`; when the endpoint goes inactive, its waiting deliveries end `failed` in the
+   * same transaction, so none of them is attempted afterwards (CONTRACT §7). Attempts already in
+   * flight finish and are recorded as they went; if one fails, the worker's next claim finds the
+   * endpoint inactive and ends that delivery `failed` the same way (Dispatcher.attempt).
    */
   async update(storeId: string, id: string, changes: WebhookChanges): Promise<Webhook | null> {
     return this.webhooks.manager.transaction(async (manager) => {
@@ -94,7 +96,7 @@ export class WebhookRepository {
   private async failPendingDeliveries(manager: EntityManager, webhookId: string): Promise<void> {
     await manager.query(
       `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $2, updated_at = now()
-       WHERE webhook_id = $1 AND status = 'pending'`,
+       WHERE webhook_id = $1 AND status = 'pending' AND lease_token IS NULL`,
       [webhookId, INACTIVE_ENDPOINT_ERROR],
     );
   }

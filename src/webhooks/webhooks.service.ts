@@ -70,7 +70,6 @@ export class WebhooksService {
 
   /** A new secret signs from now on; the old one stops at once. */
   async rotateSecret(storeId: string, id: string): Promise<WebhookWithSecretResponse> {
-    await this.require(storeId, id);
     const secret = generateSigningSecret();
     const updated = await this.webhooks.setSecret(storeId, id, this.cipher.encrypt(secret, id));
     if (!updated) throw notFound(id);

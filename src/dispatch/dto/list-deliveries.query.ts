@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsOptional } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from '../../events/catalogue/event-catalogue';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../delivery.entity';
 
 export class ListDeliveriesQuery extends PageQueryDto {
@@ -11,7 +12,6 @@ export class ListDeliveriesQuery extends PageQueryDto {
 
   @ApiPropertyOptional({ example: 'order.created', description: 'An event type of GET /event-types, or webhook.test' })
   @IsOptional()
-  @IsString()
-  @MaxLength(100)
+  @IsIn([...EVENT_TYPES, TEST_EVENT_TYPE], { message: 'eventType must be one of the event types of GET /event-types, or webhook.test' })
   eventType?: string;
 }

@@ -12,8 +12,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { EVENT_TYPES, type EventType } from '../../events/catalogue/event-catalogue';
-
-export const URL_MAX_LENGTH = 2048;
+import { MAX_URL_LENGTH } from '../url-policy';
 
 const EVENTS_NOT_AN_ARRAY = 'events must be an array of event types';
 
@@ -36,11 +35,11 @@ export class CreateWebhookDto {
 
   @ApiProperty({
     example: 'https://erp.example.com/hooks/store',
-    maxLength: URL_MAX_LENGTH,
+    maxLength: MAX_URL_LENGTH,
     description: 'Absolute https:// URL (http:// only where ALLOW_HTTP_URLS), no user:password, public address',
   })
   @IsString({ message: 'url must be a string' })
-  @MaxLength(URL_MAX_LENGTH, { message: `url must be at most ${URL_MAX_LENGTH} characters` })
+  @MaxLength(MAX_URL_LENGTH, { message: `url must be at most ${MAX_URL_LENGTH} characters` })
   url: string;
 
   @ApiProperty({ enum: EVENT_TYPES, isArray: true, example: ['order.created', 'payment.received'] })
