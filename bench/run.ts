@@ -327,6 +327,8 @@ class Bench {
       // (see bench/README.md), which would measure the limiter's storage, not Hookline.
       RATE_LIMIT_PER_MINUTE: '0',
       BENCH_SQL_STATS: this.options.sqlStats ? '1' : '0',
+      // PostgreSQL session settings for Hookline's connections (auto_explain, say), for diagnosis.
+      ...(process.env.PGOPTIONS ? { PGOPTIONS: process.env.PGOPTIONS } : {}),
     };
   }
 

@@ -22,7 +22,8 @@ export const dispatchPoolProvider: Provider = {
       connectionString: config.databaseUrl,
       max: 4,
       application_name: 'hookline-dispatch',
-      options: '-c synchronous_commit=off',
+      // PGOPTIONS still applies (as it does to the other connections), with this setting added.
+      options: [process.env.PGOPTIONS, '-c synchronous_commit=off'].filter(Boolean).join(' '),
       connectionTimeoutMillis: 5_000,
     });
     // An idle connection that breaks (the database restarts) must not take the process down.
