@@ -12,6 +12,7 @@
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Controller, DynamicModule, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -22,6 +23,7 @@ import { Public } from '../src/auth/require-scopes.decorator';
 import { configureApp } from '../src/common/configure-app';
 import { AppConfig, loadConfig } from '../src/config/app-config';
 import { exitWithParent, send, serveRpc } from './lib/child';
+import { wallMs } from './lib/protocol';
 
 @ApiExcludeController()
 @Controller('bench')
@@ -48,6 +50,22 @@ interface SqlStat {
 }
 
 const sqlStats = new Map<string, SqlStat>();
+/** Statements slower than this are also kept one by one, with when they ended (`timeline`). */
+const SLOW_SQL_MS = 10;
+const slowSql: Array<[endedAt: number, ms: number, statement: string]> = [];
+/** The event loop's worst delay in each quarter second: [end of the quarter, ms]. */
+const loopDelays: Array<[at: number, maxMs: number]> = [];
+
+/** With BENCH_SQL_STATS=1: samples the event loop's delay, to line up with latency spikes. */
+function sampleEventLoop(): void {
+  const histogram = monitorEventLoopDelay({ resolution: 2 });
+  histogram.enable();
+  setInterval(() => {
+    loopDelays.push([wallMs(), histogram.max / 1e6]);
+    if (loopDelays.length > 2_400) loopDelays.shift();
+    histogram.reset();
+  }, 250).unref();
+}
 
 function recordSql(text: unknown, ms: number): void {
   const statement = (typeof text === 'string' ? text : String((text as { text?: string })?.text ?? '?')).replace(/\s+/g, ' ').trim().slice(0, 120);
@@ -56,6 +74,7 @@ function recordSql(text: unknown, ms: number): void {
   stat.calls++;
   stat.totalMs += ms;
   stat.maxMs = Math.max(stat.maxMs, ms);
+  if (ms >= SLOW_SQL_MS && slowSql.length < 10_000) slowSql.push([wallMs(), ms, statement.slice(0, 40)]);
 }
 
 /** Wraps pg's Client#query: time from handing the statement to a connection until its result. */
@@ -113,7 +132,10 @@ async function profileStop(path: string): Promise<string | undefined> {
 }
 
 async function bootstrap(): Promise<void> {
-  if (process.env.BENCH_SQL_STATS === '1') timeSqlStatements();
+  if (process.env.BENCH_SQL_STATS === '1') {
+    timeSqlStatements();
+    sampleEventLoop();
+  }
   const config = loadConfig(process.env);
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
   const app = await NestFactory.create<NestExpressApplication>(BenchAppModule.forRoot(config), {
@@ -143,8 +165,11 @@ async function bootstrap(): Promise<void> {
     sqlStats: () => [...sqlStats.values()].sort((a, b) => b.totalMs - a.totalMs),
     resetSqlStats: () => {
       sqlStats.clear();
+      slowSql.length = 0;
+      loopDelays.length = 0;
       return true;
     },
+    timeline: () => ({ slowSql, loopDelays }),
     memory: () => process.memoryUsage(),
     gcMemory: async () => {
       const session = new Session();

@@ -297,7 +297,9 @@ class Bench {
 
   async startHookline(label: string, onSpawn?: (child: Child) => void): Promise<HooklineProcess> {
     if (this.options.profile) mkdirSync(this.profileDir, { recursive: true });
-    const child = this.registry.start('hookline-server', {}, { env: this.hooklineEnv() });
+    // HOOKLINE_NODE_FLAGS: Node flags for Hookline only (--trace-gc, say), for diagnosis.
+    const execArgv = process.env.HOOKLINE_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+    const child = this.registry.start('hookline-server', {}, { env: this.hooklineEnv(), execArgv });
     onSpawn?.(child);
     const ready = await child.ready(90_000);
     this.hookline = { child, baseUrl: `http://127.0.0.1:${ready.port as number}`, label };
@@ -633,17 +635,43 @@ class Bench {
     const endpointsSeen = [...new Set(arrivals.ep)];
     const latencies: number[] = [];
     const apiMs: number[] = [];
+    // Latencies by second of the run, to tell a steady tail from a few stalls.
+    const bySecond = new Map<number, number[]>();
+    // Counted from the end of the warm-up: its seconds (negative) are shown too, not counted.
+    const startedAt = publish.sentAt.find((_, i) => !publish.warm[i]) ?? 0;
     let missing = 0;
     for (let i = 0; i < publish.ids.length; i++) {
-      if (publish.warm[i] || !publish.ids[i]) continue;
-      apiMs.push(publish.answeredAt[i] - publish.sentAt[i]);
+      if (!publish.ids[i]) continue;
+      if (!publish.warm[i]) apiMs.push(publish.answeredAt[i] - publish.sentAt[i]);
       for (const ep of endpointsSeen) {
         const at = first.get(`${ep}|${publish.ids[i]}`);
-        if (at === undefined) missing++;
-        else latencies.push(at - publish.sentAt[i]);
+        if (at === undefined) {
+          if (!publish.warm[i]) missing++;
+          continue;
+        }
+        if (!publish.warm[i]) latencies.push(at - publish.sentAt[i]);
+        const second = Math.floor((publish.sentAt[i] - startedAt) / 1000);
+        if (!bySecond.has(second)) bySecond.set(second, []);
+        bySecond.get(second)!.push(at - publish.sentAt[i]);
       }
     }
     if (endpointsSeen.length < endpoints) missing += (endpoints - endpointsSeen.length) * apiMs.length;
+    const seconds = [...bySecond].map(([second, values]) => ({ second, ...distribution(values) }));
+    const worst = seconds.filter((w) => w.second >= 0).sort((a, b) => b.max - a.max).slice(0, 3);
+    this.log(`  slowest seconds: ${worst.map((w) => `${w.second}: p50 ${w.p50} p99 ${w.p99} max ${w.max} ms`).join('; ')}`);
+    if (this.options.sqlStats && this.hookline) {
+      // What Hookline went through in those seconds: its event loop's worst delay, its slow statements.
+      type Timeline = { slowSql: Array<[number, number, string]>; loopDelays: Array<[number, number]> };
+      const timeline = await this.hookline.child.call<Timeline>('timeline');
+      for (const w of worst) {
+        const from = startedAt + w.second * 1000 - 250;
+        const to = from + 1500;
+        const loop = timeline.loopDelays.filter(([at]) => at >= from && at < to).map(([, ms]) => Math.round(ms));
+        const sql = timeline.slowSql.filter(([at]) => at >= from && at < to).map(([, ms, text]) => `${Math.round(ms)} ms ${text.slice(0, 18)}`);
+        this.log(`    second ${w.second}: event loop delay max per 250 ms [${loop.join(', ')}]; statements ≥ 10 ms: ${sql.length} ${sql.slice(0, 6).join(', ')}`);
+      }
+    }
+    this.results[`${name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}BySecond`] = seconds.map((w) => [w.second, w.p50, w.p99, w.max]);
     return { latencies, publish, missing, apiMs };
   }
 

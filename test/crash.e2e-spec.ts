@@ -116,6 +116,16 @@ describe('crash: SIGKILL mid-stream', () => {
       deadlineMs: 15_000,
       intervalMs: 200,
       what: 'every delivery succeeded',
+    }).catch(async (error: unknown) => {
+      // What went wrong, for the record: a few deliveries that did not succeed, with their attempts.
+      const unfinished = await db!.query(
+        `SELECT d.id, d.status, d.attempt_count, d.cycle_attempts, d.last_error,
+           (SELECT json_agg(json_build_array(a.number, a.started_at, a.status_code, a.error) ORDER BY a.number)
+            FROM delivery_attempts a WHERE a.delivery_id = d.id) AS attempts
+         FROM deliveries d WHERE d.status <> 'succeeded' LIMIT 5`,
+      );
+      console.log(`${scenario}: deliveries not succeeded: ${JSON.stringify(unfinished)}`);
+      throw error;
     });
     const counts = await statusCounts(db!);
     const [{ n: acceptedRows }] = await db!.query<{ n: number }>(

@@ -71,4 +71,35 @@ describe('several dispatchers, slow endpoints', () => {
       await t.close();
     }
   }, 30_000);
+
+  it('keeps the per-endpoint slots when publishes come together and their deliveries go straight to the worker', async () => {
+    const t = await startApp({ env: { DELIVERY_TIMEOUT_MS: '5000', ENDPOINT_CONCURRENCY: '4', DISPATCH_CONCURRENCY: '16' } });
+    const hung: Array<() => void> = [];
+    receiver.respondWith((request, res) => {
+      if (request.path === '/together/hanging') hung.push(() => res.writeHead(200).end());
+      else res.writeHead(200).end();
+    });
+    try {
+      await createWebhook(t, `${receiver.url}/together/hanging`, ['stock.updated']);
+      await createWebhook(t, `${receiver.url}/together/healthy`, ['stock.updated']);
+      // Published at once, they are written in group commits of several events each, and the
+      // worker takes their deliveries from the publish itself (no claim): the slots must hold there too.
+      await Promise.all(
+        Array.from({ length: 60 }, (_, i) => publish(t, 'stock.updated', { productId: `p${i}`, sku: `S${i}`, previousQuantity: 1, quantity: 2 })),
+      );
+      await receiver.waitFor(60, (r) => r.path === '/together/healthy', 3_000);
+      await receiver.waitFor(4, (r) => r.path === '/together/hanging', 3_000);
+      expect(receiver.to('/together/hanging').length).toBe(4);
+      // The hanging endpoint's other 56 wait in the database, unattempted, for a free slot.
+      const [{ n: waiting }] = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE w.url LIKE '%/together/hanging' AND d.status = 'pending' AND d.attempt_count = 0`,
+      );
+      expect(waiting).toBe(56);
+    } finally {
+      for (const release of hung) release();
+      receiver.respondStatus(200);
+      await t.close();
+    }
+  }, 30_000);
 });

@@ -1,5 +1,8 @@
 import { DataSource } from 'typeorm';
+import { EVENT_CATALOGUE } from '../src/events/catalogue/event-catalogue';
+import { buildEnvelope } from '../src/events/envelope';
 import { EventPublisher } from '../src/events/event-publisher';
+import { EventRepository } from '../src/events/event.repository';
 import { StoreOrdersService } from '../src/store-orders/store-orders.service';
 import { startApp, TestApp } from './support/app';
 import { eventually } from './support/eventually';
@@ -140,6 +143,40 @@ describe('publishing (POST /events and EventPublisher)', () => {
     expect(arrived.headers['x-webhook-id']).toBe(committed.id);
     await eventually(() => deliveriesOf(t, webhook.id), (rows) => rows[0]?.status === 'succeeded');
     expect(receiver.to('/outbox')).toHaveLength(1);
+  });
+
+  it("hands a group commit's deliveries to the worker within its free slots and per-endpoint limits", async () => {
+    const [full, partial, free] = await Promise.all(
+      ['full', 'partial', 'free'].map((name) => createWebhook(t, `${receiver.url}/hand-off/${name}`, ['order.status_changed'])),
+    );
+    const [{ storeId }] = await t.db.query<{ storeId: string }>(`SELECT store_id AS "storeId" FROM webhooks WHERE id = $1`, [full.id]);
+    const events = Array.from({ length: 10 }, (_, i) => {
+      const { envelope, body } = buildEnvelope('order.status_changed', { ...EVENT_CATALOGUE['order.status_changed'].example, id: `ord_${i}` });
+      return { id: envelope.id, storeId, type: envelope.type, body, createdAt: new Date(envelope.timestamp) };
+    });
+    // A worker of its own (token), leasing for a minute: this process's worker leaves those rows alone.
+    const offer = { excluded: [full.id], partial: [{ webhookId: partial.id, available: 1 }], perEndpoint: 4, leaseMs: 60_000, leaseToken: 'hand-off-test' };
+    const repository = t.app.get(EventRepository);
+
+    const first = await repository.publishMany(events.slice(0, 5), 0, { ...offer, limit: 100 });
+    expect([...first.counts.values()]).toEqual([3, 3, 3, 3, 3]);
+    const byEndpoint = (leased: Array<{ webhookId: string }>, id: string): number => leased.filter((d) => d.webhookId === id).length;
+    // Nothing for the endpoint with no free slot, 1 for the one with 1, at most 4 for any other.
+    expect([byEndpoint(first.leased, full.id), byEndpoint(first.leased, partial.id), byEndpoint(first.leased, free.id)]).toEqual([0, 1, 4]);
+    expect(first.leased.every((d) => d.url === `${receiver.url}/hand-off/${d.webhookId === partial.id ? 'partial' : 'free'}`)).toBe(true);
+
+    // And never more than the worker's free slots in all.
+    const second = await repository.publishMany(events.slice(5), 0, { ...offer, limit: 2 });
+    expect(second.leased).toHaveLength(2);
+
+    const rows = await t.db.query<{ id: string; attempts: number; leaseToken: string | null }>(
+      `SELECT id, attempt_count AS attempts, lease_token AS "leaseToken" FROM deliveries WHERE lease_token = 'hand-off-test'`,
+    );
+    expect(rows.map((row) => row.id).sort()).toEqual([...first.leased, ...second.leased].map((d) => d.id).sort());
+    // Leased as a claim leases: the first attempt counted, due again when the lease ends.
+    expect(rows.every((row) => row.attempts === 1)).toBe(true);
+    // The others were written due, for any worker: every one of them arrives.
+    await receiver.waitFor(30 - rows.length, (r) => r.path.startsWith('/hand-off/'), 10_000);
   });
 
   it('lets another module publish through the injected EventPublisher (the store-orders example)', async () => {

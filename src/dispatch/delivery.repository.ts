@@ -50,6 +50,16 @@ export interface EndpointLimits {
   perEndpoint: number;
 }
 
+/**
+ * Slots a worker offers to the publishes of its own process: at most `limit` deliveries, within
+ * the per-endpoint slots, leased for `leaseMs` under `leaseToken` (Dispatcher.offerSlots).
+ */
+export interface HandOff extends EndpointLimits {
+  limit: number;
+  leaseMs: number;
+  leaseToken: string;
+}
+
 export interface DeliveryRow {
   id: string;
   storeId: string;

@@ -13,6 +13,6 @@ import { WebhookSender } from './webhook-sender';
   imports: [WebhooksModule],
   controllers: [DeliveriesController],
   providers: [dispatchPoolProvider, DeliveryRepository, DeliveriesService, Dispatcher, DispatchSweeper, WebhookSender],
-  exports: [DeliveryRepository, WebhookSender],
+  exports: [DeliveryRepository, Dispatcher, WebhookSender],
 })
 export class DispatchModule {}

@@ -6,7 +6,7 @@ import { PgNotifier } from '../database/pg-notifier';
 import { Metrics } from '../observability/metrics';
 import { SecretCipher } from '../webhooks/secret-cipher';
 import { INACTIVE_ENDPOINT_ERROR } from '../webhooks/webhook.repository';
-import { AttemptOutcome, ClaimedDelivery, DeliveryRepository, EndpointLimits } from './delivery.repository';
+import { AttemptOutcome, ClaimedDelivery, DeliveryRepository, EndpointLimits, HandOff } from './delivery.repository';
 import { decideAfterAttempt } from './retry-policy';
 import { SendResult, WebhookSender } from './webhook-sender';
 
@@ -54,6 +54,8 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   private claiming = false;
   /** The claim round under way, if any (shutdown waits for it: it may still start sends). */
   private claimRound?: Promise<void>;
+  /** The publish under way that writes deliveries leased to this worker, if any (offerSlots). */
+  private handOff?: { done: Promise<void>; finish: () => void };
   /** Set once shutdown has written or given back everything: late outcomes are dropped. */
   private stopped = false;
   private claimRequested = false;
@@ -98,8 +100,9 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     this.running = false;
     clearTimeout(this.dueTimer);
     const deadline = Date.now() + this.config.shutdownTimeoutMs;
-    // A claim round under way still starts what it claims; those sends are drained like the others.
+    // A claim round or hand-off under way still starts what it got; those sends are drained like the others.
     await this.claimRound;
+    await this.handOff?.done;
     const drained = Promise.all([...this.sends]);
     const timedOut = await Promise.race([
       drained.then(() => false),
@@ -127,7 +130,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       this.setDueTimer(this.claimRetryAt);
       return;
     }
-    if (this.claiming) {
+    if (this.claiming || this.handOff) {
       this.claimRequested = true;
       return;
     }
@@ -136,6 +139,35 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       this.claiming = false;
       this.claimRound = undefined;
     });
+  }
+
+  /**
+   * Slots for the deliveries of a publish of this process: it writes them leased to this worker,
+   * which sends them at once, with no claim and no wake-up in between (EventRepository.publishMany).
+   * Offered only while the worker is caught up (no claim under way or asked for, nothing known to be
+   * waiting), so that new events never overtake due work such as retries; one hand-off at a time,
+   * and claims wait for it, so that every slot is counted once. Each offer must be answered by
+   * takeHandOff, also when the publish failed.
+   */
+  offerSlots(): HandOff | undefined {
+    if (!this.running || this.claiming || this.handOff || this.claimRequested || this.workWaiting) return undefined;
+    if (Date.now() < this.claimRetryAt || this.flushFailures > 0) return undefined;
+    const room = this.config.dispatchConcurrency - this.inFlight.size;
+    if (room <= 0) return undefined;
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    this.handOff = { done, finish };
+    return { ...this.endpointLimits(), limit: Math.min(room, CLAIM_BATCH), leaseMs: this.leaseMs, leaseToken: this.leaseToken };
+  }
+
+  /** Sends the deliveries a publish leased to this worker (none when it failed) and ends the hand-off. */
+  takeHandOff(deliveries: ClaimedDelivery[]): void {
+    const handOff = this.handOff;
+    this.handOff = undefined;
+    // Shutdown waits for a hand-off under way before it drains the sends, these included.
+    for (const delivery of deliveries) this.start(delivery);
+    handOff?.finish();
+    if (this.claimRequested) this.wake();
   }
 
   /** The safety net's entry (DispatchSweeper): lost notifications, expired leases. */

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { poolOf } from '../database/sql';
+import type { HandOff } from '../dispatch/delivery.repository';
 
 export interface StoredEvent {
   id: string;
@@ -52,6 +53,12 @@ const PUBLISH = `
 /**
  * {@link PUBLISH} for many events at once (no Idempotency-Keys): the events, their deliveries and
  * one NOTIFY in one statement and one commit. Answers each event's fan-out count.
+ *
+ * With a {@link HandOff} (`$3` > 0) the first `$3` deliveries, within the per-endpoint slots, are
+ * written already leased to the publishing process's worker, as a claim would lease them, and
+ * come back with their endpoint's URL and secret: that worker sends them at once, without a claim
+ * round trip. The others are written due and wake the workers. A leased delivery whose worker dies
+ * comes back when its lease ends, like any claim.
  */
 const PUBLISH_MANY = `
   WITH input AS (
@@ -61,19 +68,49 @@ const PUBLISH_MANY = `
     INSERT INTO events (id, store_id, type, body, created_at)
     SELECT id, store_id, type, body, created_at FROM input
     RETURNING id, store_id, type
-  ), fanned_out AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
-    SELECT 'del_' || i.time_part || left(replace(gen_random_uuid()::text, '-', ''), 16), ev.store_id, ev.id, w.id, ev.type,
-      now() + make_interval(secs => $2::double precision / 1000)
+  ), targets AS (
+    SELECT ev.id AS event_id, ev.store_id, ev.type, i.time_part, w.id AS webhook_id, w.url, w.secret_encrypted,
+      row_number() OVER (PARTITION BY w.id ORDER BY ev.id) AS k
     FROM ev JOIN input i ON i.id = ev.id
     JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
-    RETURNING event_id
+  ), fitting AS (
+    SELECT t.*, (NOT (t.webhook_id = ANY ($4::text[])) AND t.k <= coalesce(a.available, $7)) AS fits
+    FROM targets t LEFT JOIN unnest($5::text[], $6::int[]) AS a(webhook_id, available) ON a.webhook_id = t.webhook_id
+  ), placed AS (
+    SELECT f.*, (f.fits AND row_number() OVER (PARTITION BY f.fits ORDER BY f.event_id, f.webhook_id) <= $3) AS leased
+    FROM fitting f
+  ), fanned_out AS (
+    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, attempt_count, cycle_attempts)
+    SELECT 'del_' || p.time_part || left(replace(gen_random_uuid()::text, '-', ''), 16), p.store_id, p.event_id, p.webhook_id, p.type,
+      now() + make_interval(secs => CASE WHEN p.leased THEN $8::double precision ELSE $2::double precision END / 1000),
+      CASE WHEN p.leased THEN $9 END, p.leased::int, p.leased::int
+    FROM placed p
+    RETURNING id, event_id, webhook_id, lease_token IS NOT NULL AS leased
   ), woken AS (
-    SELECT pg_notify('hookline_deliveries', '') FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
+    SELECT pg_notify('hookline_deliveries', '') FROM (SELECT 1 FROM fanned_out WHERE NOT leased LIMIT 1) AS any_delivery
   )
   SELECT coalesce((SELECT json_object_agg(event_id, n) FROM (SELECT event_id, count(*)::int AS n FROM fanned_out GROUP BY event_id) c), '{}') AS counts,
     (SELECT count(*) FROM ev)::int AS inserted,
-    (SELECT count(*) FROM woken)::int AS woken`;
+    (SELECT count(*) FROM woken)::int AS woken,
+    (SELECT coalesce(json_agg(json_build_array(f.id, f.event_id, f.webhook_id, p.url, p.secret_encrypted)), '[]')
+     FROM fanned_out f JOIN placed p ON p.event_id = f.event_id AND p.webhook_id = f.webhook_id
+     WHERE f.leased) AS leased`;
+
+/** A delivery written already leased by {@link EventRepository.publishMany}. */
+export interface LeasedDelivery {
+  id: string;
+  eventId: string;
+  webhookId: string;
+  url: string;
+  secretSealed: string;
+}
+
+export interface PublishedBatch {
+  /** Fan-out count by event id. */
+  counts: Map<string, number>;
+  /** The deliveries leased to the hand-off's worker (none without one). */
+  leased: LeasedDelivery[];
+}
 
 @Injectable()
 export class EventRepository {
@@ -105,8 +142,11 @@ export class EventRepository {
     return rows[0].inserted === 1 ? { deliveries: rows[0].deliveries } : null;
   }
 
-  /** Publishes several events without Idempotency-Keys in one statement; fan-out count by event id. */
-  async publishMany(events: NewEvent[], firstDelayMs: number): Promise<Map<string, number>> {
+  /**
+   * Publishes several events without Idempotency-Keys in one statement; with a hand-off, some of
+   * their deliveries are leased to its worker (see {@link PUBLISH_MANY}).
+   */
+  async publishMany(events: NewEvent[], firstDelayMs: number, handOff?: HandOff): Promise<PublishedBatch> {
     const rows = events.map((event) => ({
       id: event.id,
       store_id: event.storeId,
@@ -115,14 +155,27 @@ export class EventRepository {
       created_at: event.createdAt.toISOString(),
       time_part: timePart(event.id),
     }));
-    const result = await this.pool.query<{ counts: Record<string, number>; inserted: number }>({
+    const result = await this.pool.query<{ counts: Record<string, number>; inserted: number; leased: string[][] }>({
       name: 'hookline-publish-many',
       text: PUBLISH_MANY,
-      values: [JSON.stringify(rows), firstDelayMs],
+      values: [
+        JSON.stringify(rows),
+        firstDelayMs,
+        handOff?.limit ?? 0,
+        handOff?.excluded ?? [],
+        handOff?.partial.map((p) => p.webhookId) ?? [],
+        handOff?.partial.map((p) => p.available) ?? [],
+        handOff?.perEndpoint ?? 0,
+        handOff?.leaseMs ?? 0,
+        handOff?.leaseToken ?? null,
+      ],
     });
-    if (result.rows[0].inserted !== events.length) throw new Error(`published ${result.rows[0].inserted} of ${events.length} events`);
-    const counts = result.rows[0].counts;
-    return new Map(events.map((event) => [event.id, counts[event.id] ?? 0]));
+    const { counts, inserted, leased } = result.rows[0];
+    if (inserted !== events.length) throw new Error(`published ${inserted} of ${events.length} events`);
+    return {
+      counts: new Map(events.map((event) => [event.id, counts[event.id] ?? 0])),
+      leased: leased.map(([id, eventId, webhookId, url, secretSealed]) => ({ id, eventId, webhookId, url, secretSealed })),
+    };
   }
 
   /** Inserts an event with no fan-out (the endpoint test writes its one delivery itself). */

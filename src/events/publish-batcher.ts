@@ -1,5 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import type { ClaimedDelivery } from '../dispatch/delivery.repository';
+import { Dispatcher } from '../dispatch/dispatcher';
 import { EventRepository, type NewEvent } from './event.repository';
 
 interface Waiting {
@@ -32,6 +34,7 @@ export class PublishBatcher {
   constructor(
     config: AppConfig,
     private readonly events: EventRepository,
+    private readonly dispatcher: Dispatcher,
   ) {
     this.firstDelayMs = config.retryScheduleMs[0];
   }
@@ -58,10 +61,7 @@ export class PublishBatcher {
 
   private async write(batch: Waiting[]): Promise<void> {
     try {
-      const counts = await this.events.publishMany(
-        batch.map((w) => w.event),
-        this.firstDelayMs,
-      );
+      const counts = await this.publishHandingOff(batch.map((w) => w.event));
       for (const waiting of batch) waiting.resolve(counts.get(waiting.event.id) ?? 0);
     } catch (error) {
       if (batch.length === 1) {
@@ -71,10 +71,35 @@ export class PublishBatcher {
       this.logger.debug(`a batch of ${batch.length} publishes failed (${String(error)}); writing them one by one`);
       for (const waiting of batch) {
         await this.events.publishMany([waiting.event], this.firstDelayMs).then(
-          (counts) => waiting.resolve(counts.get(waiting.event.id) ?? 0),
+          ({ counts }) => waiting.resolve(counts.get(waiting.event.id) ?? 0),
           (single: unknown) => waiting.reject(single),
         );
       }
+    }
+  }
+
+  /**
+   * Writes the events; when this process's worker has free slots, it takes their deliveries
+   * straight away (Dispatcher.offerSlots): a first attempt leaves as soon as the commit returns.
+   */
+  private async publishHandingOff(events: NewEvent[]): Promise<Map<string, number>> {
+    const handOff = this.firstDelayMs === 0 ? this.dispatcher.offerSlots() : undefined;
+    if (!handOff) return (await this.events.publishMany(events, this.firstDelayMs)).counts;
+    let leased: ClaimedDelivery[] = [];
+    try {
+      const published = await this.events.publishMany(events, this.firstDelayMs, handOff);
+      const bodies = new Map(events.map((event) => [event.id, event.body]));
+      leased = published.leased.map((delivery) => ({
+        ...delivery,
+        body: bodies.get(delivery.eventId)!,
+        attemptNumber: 1,
+        cycleAttempt: 1,
+        webhookActive: true,
+        lockedCount: 0,
+      }));
+      return published.counts;
+    } finally {
+      this.dispatcher.takeHandOff(leased);
     }
   }
 }
