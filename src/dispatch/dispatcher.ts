@@ -20,6 +20,8 @@ const CLAIM_BATCH = 500;
  */
 const REFILL_SHARE = 0.25;
 const NEXT_DUE_CHECK_INTERVAL_MS = 1_000;
+/** A publish waits at most this long for a claim round to end before it writes its deliveries due. */
+const HAND_OFF_WAIT_MS = 50;
 const MAX_CACHED_SECRETS = 10_000;
 const FLUSH_BATCH = 500;
 const FLUSH_DELAY_MS = 5;
@@ -158,6 +160,22 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     const done = new Promise<void>((resolve) => (finish = resolve));
     this.handOff = { done, finish };
     return { ...this.endpointLimits(), limit: Math.min(room, CLAIM_BATCH), leaseMs: this.leaseMs, leaseToken: this.leaseToken };
+  }
+
+  /**
+   * {@link offerSlots}, once the claim round under way (if any) has ended, waiting at most
+   * {@link HAND_OFF_WAIT_MS}. Refused during every claim, publishes wrote their deliveries due, whose
+   * NOTIFY started the next claim, which refused the next publishes: at 500 events/s the worker kept
+   * claiming what its own process had just published (bench/README.md).
+   */
+  async offerSlotsAfterClaim(): Promise<HandOff | undefined> {
+    const round = this.claimRound;
+    if (round && this.running) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([round, new Promise<void>((resolve) => (timer = setTimeout(resolve, HAND_OFF_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
+    return this.offerSlots();
   }
 
   /** Sends the deliveries a publish leased to this worker (none when it failed) and ends the hand-off. */

@@ -83,7 +83,7 @@ export class PublishBatcher {
    * straight away (Dispatcher.offerSlots): a first attempt leaves as soon as the commit returns.
    */
   private async publishHandingOff(events: NewEvent[]): Promise<Map<string, number>> {
-    const handOff = this.firstDelayMs === 0 ? this.dispatcher.offerSlots() : undefined;
+    const handOff = this.firstDelayMs === 0 ? await this.dispatcher.offerSlotsAfterClaim() : undefined;
     if (!handOff) return (await this.events.publishMany(events, this.firstDelayMs)).counts;
     let leased: ClaimedDelivery[] = [];
     try {
