@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { runMigrationsLocked } from '../../src/database/run-migrations';
 import { AttemptOutcome, DeliveryRepository } from '../../src/dispatch/delivery.repository';
+import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/dispatch-pool';
 import { EVENT_CATALOGUE } from '../../src/events/catalogue/event-catalogue';
 import { buildEnvelope } from '../../src/events/envelope';
 import { BenchDatabase, bulkPublish, createDatabase } from './db';
@@ -111,6 +112,8 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
   const capture: { sql?: string; params?: unknown[] } = {};
   let claimed = 0;
   try {
+    // The dispatcher's connections run with these settings (src/dispatch/dispatch-pool.ts).
+    for (const [name, value] of Object.entries(DISPATCH_SESSION_SETTINGS)) await client.query(`SELECT set_config($1, $2, false)`, [name, value]);
     const repo = repositoryOn(client, capture);
     const limits = { excluded: [], partial: [], perEndpoint: 64 };
     for (let run = 0; run < sizes.runs + 5; run++) {
