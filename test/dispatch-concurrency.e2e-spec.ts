@@ -96,6 +96,11 @@ describe('several dispatchers, slow endpoints', () => {
          WHERE w.url LIKE '%/together/hanging' AND d.status = 'pending' AND d.attempt_count = 0`,
       );
       expect(waiting).toBe(56);
+
+      // Once the endpoint answers, its freed slots wake the worker, which sends the other 56.
+      receiver.respondStatus(200);
+      for (const release of hung.splice(0)) release();
+      await receiver.waitFor(60, (r) => r.path === '/together/hanging', 10_000);
     } finally {
       for (const release of hung) release();
       receiver.respondStatus(200);

@@ -91,7 +91,11 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   onApplicationBootstrap(): void {
     if (!this.config.runsWorker) return;
     this.running = true;
-    this.notifier.listen(DELIVERIES_CHANNEL, () => this.wake());
+    // A publish of this process names this worker when all it left due waits for endpoints whose
+    // slots here are all taken: one of those slots coming free wakes it (start()), not the publish.
+    this.notifier.listen(DELIVERIES_CHANNEL, (payload) => {
+      if (payload !== this.leaseToken) this.wake();
+    });
     this.notifier.onReconnect(() => this.wake());
     this.wake();
   }

@@ -57,8 +57,10 @@ const PUBLISH = `
  * With a {@link HandOff} (`$3` > 0) the first `$3` deliveries, within the per-endpoint slots, are
  * written already leased to the publishing process's worker, as a claim would lease them, and
  * come back with their endpoint's URL and secret: that worker sends them at once, without a claim
- * round trip. The others are written due and wake the workers. A leased delivery whose worker dies
- * comes back when its lease ends, like any claim.
+ * round trip. The others are written due and wake the workers; when they all belong to endpoints
+ * whose slots in that worker are all taken, the NOTIFY carries its lease token, so that it does not
+ * wake itself (a freed slot of such an endpoint does). A leased delivery whose worker dies comes
+ * back when its lease ends, like any claim.
  */
 const PUBLISH_MANY = `
   WITH input AS (
@@ -87,7 +89,8 @@ const PUBLISH_MANY = `
     FROM placed p
     RETURNING id, event_id, webhook_id, lease_token IS NOT NULL AS leased
   ), woken AS (
-    SELECT pg_notify('hookline_deliveries', '') FROM (SELECT 1 FROM fanned_out WHERE NOT leased LIMIT 1) AS any_delivery
+    SELECT pg_notify('hookline_deliveries', CASE WHEN bool_and(f.webhook_id = ANY ($4::text[])) THEN $9 ELSE '' END)
+    FROM fanned_out f WHERE NOT f.leased HAVING count(*) > 0
   )
   SELECT coalesce((SELECT json_object_agg(event_id, n) FROM (SELECT event_id, count(*)::int AS n FROM fanned_out GROUP BY event_id) c), '{}') AS counts,
     (SELECT count(*) FROM ev)::int AS inserted,
