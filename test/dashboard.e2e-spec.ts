@@ -235,7 +235,7 @@ describeInBrowser('dashboard in a browser', () => {
 
     await signIn(page, key);
     await visible(page.getByRole('alert').getByText('not accepted'));
-  }, 30_000);
+  }, 60_000);
 
   it('shows a key with only webhooks:read the endpoints, and a note instead of what it cannot do', async () => {
     const { id } = await createEndpoint('read-only-view');
@@ -256,7 +256,7 @@ describeInBrowser('dashboard in a browser', () => {
       expect(await page.getByRole('button', { name }).count()).toBe(0);
     }
     expect(page.url()).toContain(`#/endpoints/${id}`);
-  }, 30_000);
+  }, 60_000);
 
   it('edits, deactivates, tests, rotates, retries failed since a time, filters and deletes an endpoint', async () => {
     receiver.respondStatus(200);
@@ -339,7 +339,7 @@ describeInBrowser('dashboard in a browser', () => {
     await page.keyboard.press('Escape');
     await form.waitFor({ state: 'detached', timeout: UI_DEADLINE });
     await expect(page.locator(':focus').textContent()).resolves.toBe('New endpoint');
-  }, 30_000);
+  }, 60_000);
 
   it('shows the event catalogue by category, each type with its data shape and an example', async () => {
     const page = await open('/dashboard#/catalogue');
@@ -360,7 +360,7 @@ describeInBrowser('dashboard in a browser', () => {
     await visible(card.getByText('"orderNumber": "ORD-1042"'));
     await visible(page.getByRole('rowheader', { name: 'data.stops[].orderId' }));
     await shot(page, 'catalogue-laptop');
-  }, 30_000);
+  }, 60_000);
 
   it('reads well on a phone and in dark mode', async () => {
     receiver.respondStatus(500, 'upstream unavailable');
