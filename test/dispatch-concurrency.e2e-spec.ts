@@ -48,45 +48,51 @@ describe('several dispatchers, slow endpoints', () => {
     }
   }, 60_000);
 
-  it('does not let a hanging endpoint delay a healthy one', async () => {
+  /**
+   * An app with 4 slots per endpoint and two endpoints under `/<prefix>/`: `hanging`, whose
+   * requests the receiver holds until `release()`, and `healthy`.
+   */
+  async function withHangingEndpoint(prefix: string, test: (t: TestApp, release: () => void) => Promise<void>): Promise<void> {
     const t = await startApp({ env: { DELIVERY_TIMEOUT_MS: '5000', ENDPOINT_CONCURRENCY: '4', DISPATCH_CONCURRENCY: '16' } });
     const hung: Array<() => void> = [];
     receiver.respondWith((request, res) => {
-      if (request.path === '/iso/hanging') hung.push(() => res.writeHead(200).end());
+      if (request.path === `/${prefix}/hanging`) hung.push(() => res.writeHead(200).end());
       else res.writeHead(200).end();
     });
+    // From then on the endpoint answers at once.
+    const release = (): void => {
+      receiver.respondStatus(200);
+      for (const answer of hung.splice(0)) answer();
+    };
     try {
-      await createWebhook(t, `${receiver.url}/iso/hanging`, ['stock.updated']);
-      await createWebhook(t, `${receiver.url}/iso/healthy`, ['stock.updated']);
+      await createWebhook(t, `${receiver.url}/${prefix}/hanging`, ['stock.updated']);
+      await createWebhook(t, `${receiver.url}/${prefix}/healthy`, ['stock.updated']);
+      await test(t, release);
+    } finally {
+      release();
+      await t.close();
+    }
+  }
+
+  const stockUpdated = (i: number): Record<string, unknown> => ({ productId: `p${i}`, sku: `S${i}`, previousQuantity: 1, quantity: 2 });
+
+  it('does not let a hanging endpoint delay a healthy one', async () => {
+    await withHangingEndpoint('iso', async (t) => {
       const started = Date.now();
-      for (let i = 0; i < 60; i++) await publish(t, 'stock.updated', { productId: `p${i}`, sku: `S${i}`, previousQuantity: 1, quantity: 2 });
+      for (let i = 0; i < 60; i++) await publish(t, 'stock.updated', stockUpdated(i));
 
       // All 60 reach the healthy endpoint while the hanging one holds its 4 slots for 5 s each.
       await receiver.waitFor(60, (r) => r.path === '/iso/healthy', 3_000);
       expect(Date.now() - started).toBeLessThan(4_000);
       expect(receiver.to('/iso/hanging').length).toBeLessThanOrEqual(4);
-    } finally {
-      for (const release of hung) release();
-      receiver.respondStatus(200);
-      await t.close();
-    }
+    });
   }, 30_000);
 
   it('keeps the per-endpoint slots when publishes come together and their deliveries go straight to the worker', async () => {
-    const t = await startApp({ env: { DELIVERY_TIMEOUT_MS: '5000', ENDPOINT_CONCURRENCY: '4', DISPATCH_CONCURRENCY: '16' } });
-    const hung: Array<() => void> = [];
-    receiver.respondWith((request, res) => {
-      if (request.path === '/together/hanging') hung.push(() => res.writeHead(200).end());
-      else res.writeHead(200).end();
-    });
-    try {
-      await createWebhook(t, `${receiver.url}/together/hanging`, ['stock.updated']);
-      await createWebhook(t, `${receiver.url}/together/healthy`, ['stock.updated']);
+    await withHangingEndpoint('together', async (t, release) => {
       // Published at once, they are written in group commits of several events each, and the
       // worker takes their deliveries from the publish itself (no claim): the slots must hold there too.
-      await Promise.all(
-        Array.from({ length: 60 }, (_, i) => publish(t, 'stock.updated', { productId: `p${i}`, sku: `S${i}`, previousQuantity: 1, quantity: 2 })),
-      );
+      await Promise.all(Array.from({ length: 60 }, (_, i) => publish(t, 'stock.updated', stockUpdated(i))));
       await receiver.waitFor(60, (r) => r.path === '/together/healthy', 3_000);
       await receiver.waitFor(4, (r) => r.path === '/together/hanging', 3_000);
       expect(receiver.to('/together/hanging').length).toBe(4);
@@ -98,13 +104,8 @@ describe('several dispatchers, slow endpoints', () => {
       expect(waiting).toBe(56);
 
       // Once the endpoint answers, its freed slots wake the worker, which sends the other 56.
-      receiver.respondStatus(200);
-      for (const release of hung.splice(0)) release();
+      release();
       await receiver.waitFor(60, (r) => r.path === '/together/hanging', 10_000);
-    } finally {
-      for (const release of hung) release();
-      receiver.respondStatus(200);
-      await t.close();
-    }
+    });
   }, 30_000);
 });
