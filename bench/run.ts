@@ -328,9 +328,8 @@ class Bench {
       RETRY_SCHEDULE_MS: RETRY_SCHEDULE_MS.join(','),
       DISPATCH_CONCURRENCY: String(DISPATCH_CONCURRENCY),
       ENDPOINT_CONCURRENCY: String(ENDPOINT_CONCURRENCY),
-      // Off: one API key drives all the load here, and any limit the load stays under makes
-      // @nestjs/throttler's in-memory storage scan every hit of the last minute on each request
-      // (see bench/README.md), which would measure the limiter's storage, not Hookline.
+      // Off: one API key drives all the load here, which any deployed limit would cut with 429s;
+      // the benchmark measures Hookline, not the limiter (bench/README.md).
       RATE_LIMIT_PER_MINUTE: '0',
       BENCH_SQL_STATS: this.options.sqlStats ? '1' : '0',
       // PostgreSQL session settings for Hookline's connections (auto_explain, say), for diagnosis.
