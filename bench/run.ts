@@ -572,10 +572,7 @@ class Bench {
     const use = await this.cpuSince('throughput', cpu);
     await this.collectSqlStats('throughput');
     const attempts = await attemptOutcomes(this.db!.pool, type);
-    const spanMs = arrived.last - arrived.first;
-    const perSec = Math.round(arrived.unique / (spanMs / 1000));
-    const allDurable = (durable.counts.succeeded ?? 0) === total && arrived.unique === total;
-    const durablePerSec = allDurable ? Math.round(total / ((durable.at - arrived.first) / 1000)) : 0;
+    const { spanMs, perSec, allDurable, durablePerSec } = drainRates(arrived, durable, total);
     Object.assign(this.results, {
       throughputPerSec: allDurable ? perSec : 0,
       throughputArrivalPerSec: perSec,
@@ -881,10 +878,7 @@ class Bench {
     await this.collectSqlStats('backlog');
     const attempts = await attemptOutcomes(this.db!.pool, type);
     const peakRssMb = round(Math.max(memory?.peakRssMb ?? 0, sampler!.peakMb), 1);
-    const spanMs = arrived.last - arrived.first;
-    const allDurable = (durable.counts.succeeded ?? 0) === total && arrived.unique === total;
-    const perSec = Math.round(arrived.unique / (spanMs / 1000));
-    const durablePerSec = allDurable ? Math.round(total / ((durable.at - arrived.first) / 1000)) : 0;
+    const { spanMs, perSec, allDurable, durablePerSec } = drainRates(arrived, durable, total);
     Object.assign(this.results, {
       backlogPerSec: allDurable ? perSec : 0,
       backlogDurablePerSec: durablePerSec,
@@ -1027,6 +1021,25 @@ class Bench {
       this.log(`dropped stale database ${datname}`);
     }
   }
+}
+
+/**
+ * A drain's rates (throughput, backlog): distinct arrivals per second from first to last arrival,
+ * and per second until the database showed all `total` succeeded (0 unless all did).
+ */
+function drainRates(
+  arrived: ArrivalSummary,
+  durable: { at: number; counts: Record<string, number> },
+  total: number,
+): { spanMs: number; perSec: number; allDurable: boolean; durablePerSec: number } {
+  const spanMs = arrived.last - arrived.first;
+  const allDurable = (durable.counts.succeeded ?? 0) === total && arrived.unique === total;
+  return {
+    spanMs,
+    perSec: Math.round(arrived.unique / (spanMs / 1000)),
+    allDurable,
+    durablePerSec: allDurable ? Math.round(total / ((durable.at - arrived.first) / 1000)) : 0,
+  };
 }
 
 function formatCounts(counts: Record<string, number>): string {
