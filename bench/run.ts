@@ -18,6 +18,7 @@
  *   --keep             keep the temporary directory (transpiled code, child logs)
  *   --out=FILE         where to write the results (default bench/results.json)
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -597,6 +598,22 @@ class Bench {
     this.log(`  ${perSec}/s first→last arrival over ${Math.round(spanMs)} ms; DB: ${JSON.stringify(durable.counts)}`);
   }
 
+  /**
+   * Has the kernel write back what the earlier phases left dirty (`sync`) before a latency
+   * measurement. Linux writes a dirty page back 30 s after it was dirtied
+   * (vm.dirty_expire_centisecs), all in one go: the 100,000 deliveries of the throughput phase
+   * left about 120 MB that went to disk in the middle of the next phase, and a publish's commit
+   * (which waits for its WAL flush) then waited up to 280 ms behind it. That stall belongs to the
+   * phase that wrote the data, not to the one measuring latency. No CHECKPOINT: the first change
+   * to each page after one writes the whole page to the WAL, and the latency runs right after a
+   * CHECKPOINT were worse (bench/README.md).
+   */
+  async settle(): Promise<void> {
+    const started = performance.now();
+    const synced = spawnSync('sync').status === 0;
+    this.log(`  ${synced ? 'sync' : 'sync failed'} in ${Math.round(performance.now() - started)} ms (earlier phases' dirty pages written back)`);
+  }
+
   /** Publishes through POST /events at a fixed rate and returns publish→arrival times per endpoint. */
   async publishAndMeasure(
     name: string,
@@ -684,6 +701,7 @@ class Bench {
     // A fresh process answers its first POST /events slowly (V8 compiles Nest's request pipeline as
     // it goes): starting cold at 500/s built a queue of up to a second in about half the runs, which
     // then took seconds to drain. The step to 500/s comes after a short ramp at 100/s.
+    await this.settle();
     this.log(`  ramp: 100/s for ${s.latencyRampMs / 1000} s (not counted)`);
     const ramp = await this.publishAndMeasure('latency-ramp', 'order.updated', '/ok/lat/', 1, 100, 0, s.latencyRampMs);
     const { latencies, warmLatencies, publish, missing, apiMs } = await this.publishAndMeasure('latency', 'order.updated', '/ok/lat/', 1, s.latencyRate, s.latencyWarmupMs, s.latencyMs);
@@ -714,6 +732,7 @@ class Bench {
     // For diagnosis: the same path well below saturation, so that queueing and path latency can be told apart.
     const lowRate = 100;
     this.log(`3b latency at ${lowRate}/s (same endpoint), for comparison`);
+    await this.settle();
     const low = await this.publishAndMeasure('latency-100', 'order.updated', '/ok/lat/', 1, lowRate, s.latencyWarmupMs, s.latencyMs / 2);
     const l = distribution(low.latencies);
     Object.assign(this.results, { latencyAt100P50Ms: l.p50, latencyAt100P99Ms: l.p99, latencyAt100MaxMs: l.max });
@@ -726,9 +745,11 @@ class Bench {
     const s = this.sizes;
     this.log(`5 isolation: ${s.isoRate} events/s × ${ENDPOINTS} endpoints for ${(s.isoWarmupMs + s.isoMs) / 1000} s, all healthy, then one never answering (DELIVERY_TIMEOUT_MS=${DELIVERY_TIMEOUT_MS})`);
     await this.createWebhooks('order.completed', this.ports.map((_, i) => this.url(i, `/ok/isob/${i}`)));
+    await this.settle();
     const healthy = await this.publishAndMeasure('isolation-healthy', 'order.completed', '/ok/isob/', ENDPOINTS, s.isoRate, s.isoWarmupMs, s.isoMs);
     const urls = this.ports.map((_, i) => (i === ENDPOINTS - 1 ? this.url(i, `/hang/isoh/${i}`) : this.url(i, `/ok/isoh/${i}`)));
     const ids = await this.createWebhooks('product.updated', urls);
+    await this.settle();
     const isolated = await this.publishAndMeasure('isolation-one-hanging', 'product.updated', '/ok/isoh/', ENDPOINTS - 1, s.isoRate, s.isoWarmupMs, s.isoMs);
     const hangAttempts = (await this.summary('/hang/isoh/')).count;
     // Stop the dead endpoint's retries from running into the next scenarios.
