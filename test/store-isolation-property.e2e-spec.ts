@@ -4,6 +4,7 @@ import { ADMIN_KEY, startApp, TestApp } from './support/app';
 import { eventually } from './support/eventually';
 import { createStoreWithKey, expectJson } from './support/expectations';
 import { createWebhook, orderData, publish } from './support/fixtures';
+import { LastRun } from './support/property-runs';
 import { Receiver } from './support/receiver';
 
 /**
@@ -147,8 +148,9 @@ describe('store isolation, as a property', () => {
 
     let before = await snapshot();
     const started = Date.now();
+    const lastRun = new LastRun();
     await fc.assert(
-      fc.asyncProperty(request, async (r) => {
+      fc.asyncProperty(request, lastRun.keep(async (r) => {
         const actor = stores[r.stores[0]];
         const target = stores[r.stores[1]];
         const foreignIds = (kind: Kind) => target.ids[kind];
@@ -223,9 +225,10 @@ describe('store isolation, as a property', () => {
           if (other === actor) continue;
           expect({ what, store: other.id, rows: after[other.id] }).toEqual({ what, store: other.id, rows: prior[other.id] });
         }
-      }),
+      })),
       { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, markInterruptAsFailure: false, endOnFailure: true },
     );
+    await lastRun.settled();
     stats.ms = Date.now() - started;
     expect(stats.requests).toBeGreaterThanOrEqual(Math.min(RUNS, 300));
   }, TIME_LIMIT_MS + 30_000);
