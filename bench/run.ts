@@ -698,10 +698,10 @@ class Bench {
     const s = this.sizes;
     this.log(`3 latency: POST /events at ${s.latencyRate}/s for ${(s.latencyWarmupMs + s.latencyMs) / 1000} s (first ${s.latencyWarmupMs / 1000} s not counted) to 1 endpoint`);
     await this.createWebhooks('order.updated', [this.url(0, '/ok/lat/0')]);
+    await this.settle();
     // A fresh process answers its first POST /events slowly (V8 compiles Nest's request pipeline as
     // it goes): starting cold at 500/s built a queue of up to a second in about half the runs, which
     // then took seconds to drain. The step to 500/s comes after a short ramp at 100/s.
-    await this.settle();
     this.log(`  ramp: 100/s for ${s.latencyRampMs / 1000} s (not counted)`);
     const ramp = await this.publishAndMeasure('latency-ramp', 'order.updated', '/ok/lat/', 1, 100, 0, s.latencyRampMs);
     const { latencies, warmLatencies, publish, missing, apiMs } = await this.publishAndMeasure('latency', 'order.updated', '/ok/lat/', 1, s.latencyRate, s.latencyWarmupMs, s.latencyMs);
