@@ -36,14 +36,18 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
   let log = '';
 
   /** fetch with capture of the whole answer (status line, headers, body). */
-  async function call(label: string, path: string, init: { method?: string; key?: string | null; json?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  async function call(
+    label: string,
+    path: string,
+    init: { method?: string; key?: string | null; json?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const headers = new Headers(init.headers);
     if (init.key !== null) headers.set('X-API-Key', init.key ?? ADMIN_KEY);
-    if (init.json !== undefined) headers.set('Content-Type', 'application/json');
+    if (init.json !== undefined || init.raw !== undefined) headers.set('Content-Type', 'application/json');
     const res = await fetch(`${app.baseUrl}/api/v1/external${path}`, {
       method: init.method ?? 'GET',
       headers,
-      body: init.json === undefined ? undefined : JSON.stringify(init.json),
+      body: init.raw ?? (init.json === undefined ? undefined : JSON.stringify(init.json)),
     });
     const text = await res.text();
     answers.push({ label, text: `${res.status}\n${JSON.stringify([...res.headers])}\n${text}` });
@@ -124,6 +128,8 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
     await call('key as bearer token', '/webhooks', { key: null, headers: { Authorization: `Bearer ${key1}` } });
     await call('key in the query string', `/webhooks?api_key=${encodeURIComponent(key1)}&token=${encodeURIComponent(key2)}`, { key: key1 });
     await call('bad body', '/webhooks', { method: 'POST', key: key1, json: { name: 'x', url: 'ftp://nope', events: ['nope'], secret: 'whsec_mine' } });
+    await call('malformed JSON', '/webhooks', { method: 'POST', key: key1, raw: `{"name":"x","secret":"whsec_mine",` });
+    await call('body over 1 MiB', '/events', { method: 'POST', key: key1, raw: JSON.stringify({ type: 'order.created', data: { pad: 'x'.repeat(1_100_000) } }) });
     await call('revoke', `/api-keys/${String(reader.body.id)}`, { method: 'DELETE', key: key1 });
     await call('revoked key', '/webhooks', { key: key2 });
     await call('not found', '/webhooks/wh_00000000000000000000000000', { key: key1 });
@@ -145,6 +151,18 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
     console.log(`[secrets] ${lines.length} log lines, ${log.length} bytes; ${answers.length} answers captured; ${shownOnceIn.size} secrets and keys tracked`);
     expect(lines.length).toBeGreaterThan(answers.length + 40);
     expect(lines.filter((line) => line.includes('"msg":"request completed"')).length).toBeGreaterThanOrEqual(answers.length);
+    // One line per answer, found by the X-Request-Id it carried: refusals by the body parser
+    // (malformed JSON, 413) included.
+    const completed = new Map<string, number>();
+    for (const line of lines.filter((text) => text.includes('"msg":"request completed"'))) {
+      const { req, res } = JSON.parse(line) as { req: { id: string }; res: { statusCode: number } };
+      completed.set(req.id, res.statusCode);
+    }
+    for (const answer of answers) {
+      const [status, headers] = answer.text.split('\n');
+      const id = (JSON.parse(headers) as Array<[string, string]>).find(([name]) => name === 'x-request-id')?.[1];
+      expect({ label: answer.label, logged: id === undefined ? undefined : completed.get(id) }).toEqual({ label: answer.label, logged: Number(status) });
+    }
     // A key put in the URL by mistake is logged without its value; the API's own parameters stay.
     expect(log).toContain('/api/v1/external/webhooks?api_key=[redacted]&token=[redacted]');
   });

@@ -1,10 +1,10 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { httpMetrics } from '../observability/http-metrics';
 import { Metrics } from '../observability/metrics';
-import { requestId } from '../observability/logging.module';
+import { HTTP_LOGGER, requestId } from '../observability/logging.module';
 import type { AppConfig } from '../config/app-config';
 import { API_PREFIX, UNPREFIXED_ROUTES } from './api-prefix';
 import { answerClientErrorsInJson } from './client-errors';
@@ -38,6 +38,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     req.id = requestId(req, res);
     next();
   });
+  app.use(app.get<RequestHandler>(HTTP_LOGGER));
   app.use(httpMetrics(app.get(Metrics)));
   app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
   // Nest turns body-parser's SyntaxError into a 400 carrying the parser's own text ("Unexpected
