@@ -10,7 +10,7 @@
  * the `sqlStats` call: where the database time of a scenario goes.
  */
 import 'reflect-metadata';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Controller, DynamicModule, Get, Module } from '@nestjs/common';
@@ -53,15 +53,30 @@ const sqlStats = new Map<string, SqlStat>();
 /** Statements slower than this are also kept one by one, with when they ended (`timeline`). */
 const SLOW_SQL_MS = 10;
 const slowSql: Array<[endedAt: number, ms: number, statement: string]> = [];
-/** The event loop's worst delay in each quarter second: [end of the quarter, ms]. */
-const loopDelays: Array<[at: number, maxMs: number]> = [];
+/**
+ * The event loop's worst delay in each quarter second, and how long the main thread waited for a
+ * CPU in it (Linux schedstat run delay): [end of the quarter, ms, ms].
+ */
+const loopDelays: Array<[at: number, maxMs: number, runQueueMs: number]> = [];
+
+/** Nanoseconds the main thread has spent runnable but not running (0 where /proc lacks it). */
+function runQueueNs(): number {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[1]);
+  } catch {
+    return 0;
+  }
+}
 
 /** With BENCH_SQL_STATS=1: samples the event loop's delay, to line up with latency spikes. */
 function sampleEventLoop(): void {
   const histogram = monitorEventLoopDelay({ resolution: 2 });
   histogram.enable();
+  let waited = runQueueNs();
   setInterval(() => {
-    loopDelays.push([wallMs(), histogram.max / 1e6]);
+    const now = runQueueNs();
+    loopDelays.push([wallMs(), histogram.max / 1e6, (now - waited) / 1e6]);
+    waited = now;
     if (loopDelays.length > 2_400) loopDelays.shift();
     histogram.reset();
   }, 250).unref();

@@ -33,7 +33,7 @@ import { Child, ChildRegistry, sleep } from './lib/children';
 import { measureClaim } from './lib/claim';
 import { formatProfile } from './lib/cpuprofile';
 import { adminQuery, attemptOutcomes, BenchDatabase, bulkPublish, createDatabase, statusCounts } from './lib/db';
-import { machineCpuSeconds, processCpuSeconds, processMemoryMb, RssSampler } from './lib/proc';
+import { machineCpuSeconds, mainThreadRunQueueSeconds, processCpuSeconds, processMemoryMb, RssSampler } from './lib/proc';
 import { distribution, max, mean, min, percentile, round } from './lib/stats';
 
 const ROOT = resolve(__dirname, '..');
@@ -202,6 +202,7 @@ interface CpuSnapshot {
   at: number;
   machine: { busy: number; total: number };
   own: NodeJS.CpuUsage;
+  hookline?: { pid: number; waited: number };
   pids: Map<number, { cpu: number; kind: 'hookline' | 'receiver' | 'postgres' | 'autovacuum' }>;
 }
 
@@ -209,6 +210,8 @@ export interface CpuUse {
   elapsedS: number;
   machineBusyPct: number;
   hooklineCpuS: number;
+  /** How long Hookline's main thread was runnable but waiting for a CPU. */
+  hooklineRunQueueS: number;
   postgresCpuS: number;
   autovacuumCpuS: number;
   receiverCpuS: number;
@@ -395,7 +398,9 @@ class Bench {
       }
     }
     await this.profileStart();
-    return { at: Date.now(), machine: machineCpuSeconds(), own: process.cpuUsage(), pids };
+    const pid = this.hookline?.child.running ? this.hookline.child.pid : undefined;
+    const hookline = pid === undefined ? undefined : { pid, waited: mainThreadRunQueueSeconds(pid) };
+    return { at: Date.now(), machine: machineCpuSeconds(), own: process.cpuUsage(), hookline, pids };
   }
 
   async cpuSince(name: string, start: CpuSnapshot, loadGeneratorCpuS = 0): Promise<CpuUse> {
@@ -410,6 +415,7 @@ class Bench {
       elapsedS: round((end.at - start.at) / 1000, 2),
       machineBusyPct: round((busy / total) * 100, 1),
       hooklineCpuS: round(byKind.hookline, 2),
+      hooklineRunQueueS: start.hookline && start.hookline.pid === end.hookline?.pid ? round(end.hookline.waited - start.hookline.waited, 2) : 0,
       postgresCpuS: round(byKind.postgres, 2),
       autovacuumCpuS: round(byKind.autovacuum, 2),
       receiverCpuS: round(byKind.receiver, 2),
@@ -679,14 +685,16 @@ class Bench {
     this.log(`  slowest seconds: ${worst.map((w) => `${w.second}: p50 ${w.p50} p99 ${w.p99} max ${w.max} ms`).join('; ')}`);
     if (this.options.sqlStats && this.hookline) {
       // What Hookline went through in those seconds: its event loop's worst delay, its slow statements.
-      type Timeline = { slowSql: Array<[number, number, string]>; loopDelays: Array<[number, number]> };
+      type Timeline = { slowSql: Array<[number, number, string]>; loopDelays: Array<[number, number, number]> };
       const timeline = await this.hookline.child.call<Timeline>('timeline');
       for (const w of worst) {
         const from = startedAt + w.second * 1000 - 250;
         const to = from + 1500;
-        const loop = timeline.loopDelays.filter(([at]) => at >= from && at < to).map(([, ms]) => Math.round(ms));
+        const quarters = timeline.loopDelays.filter(([at]) => at >= from && at < to);
+        const loop = quarters.map(([, ms]) => Math.round(ms));
+        const waited = quarters.map(([, , ms]) => Math.round(ms));
         const sql = timeline.slowSql.filter(([at]) => at >= from && at < to).map(([, ms, text]) => `${Math.round(ms)} ms ${text.slice(0, 18)}`);
-        this.log(`    second ${w.second}: event loop delay max per 250 ms [${loop.join(', ')}]; statements ≥ 10 ms: ${sql.length} ${sql.slice(0, 6).join(', ')}`);
+        this.log(`    second ${w.second}: event loop delay max per 250 ms [${loop.join(', ')}], main thread waiting for a CPU [${waited.join(', ')}] ms; statements ≥ 10 ms: ${sql.length} ${sql.slice(0, 6).join(', ')}`);
       }
     }
     this.results[`${name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}BySecond`] = seconds.map((w) => [w.second, w.p50, w.p99, w.max]);
@@ -1079,12 +1087,12 @@ function formatTable(rows: Row[]): string {
 
 function formatCpu(cpu: Record<string, CpuUse>): string {
   const lines = [
-    '| phase | s | machine busy | Hookline | PostgreSQL (Hookline backends) | autovacuum (bench DB) | receiver | load generator | orchestrator | everything else |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| phase | s | machine busy | Hookline | Hookline main thread waiting for a CPU | PostgreSQL (Hookline backends) | autovacuum (bench DB) | receiver | load generator | orchestrator | everything else |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const [name, c] of Object.entries(cpu)) {
     lines.push(
-      `| ${name} | ${c.elapsedS} | ${c.machineBusyPct} % | ${c.hooklineCpuS} s | ${c.postgresCpuS} s | ${c.autovacuumCpuS} s | ${c.receiverCpuS} s | ${c.loadGeneratorCpuS} s | ${c.orchestratorCpuS} s | ${c.otherCpuS} s |`,
+      `| ${name} | ${c.elapsedS} | ${c.machineBusyPct} % | ${c.hooklineCpuS} s | ${c.hooklineRunQueueS ?? '–'} s | ${c.postgresCpuS} s | ${c.autovacuumCpuS} s | ${c.receiverCpuS} s | ${c.loadGeneratorCpuS} s | ${c.orchestratorCpuS} s | ${c.otherCpuS} s |`,
     );
   }
   return lines.join('\n');

@@ -15,6 +15,18 @@ export function processCpuSeconds(pid: number): number {
   }
 }
 
+/**
+ * Seconds a process's main thread has spent runnable but waiting for a CPU (schedstat's run
+ * delay); 0 when it is gone or the kernel does not keep schedstat.
+ */
+export function mainThreadRunQueueSeconds(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
+  } catch {
+    return 0;
+  }
+}
+
 /** VmRSS and VmHWM (peak RSS) of a process in MB; undefined when it is gone. */
 export function processMemoryMb(pid: number): { rssMb: number; peakRssMb: number } | undefined {
   try {
