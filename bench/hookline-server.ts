@@ -1,8 +1,8 @@
 /**
  * Hookline as the benchmark runs it: the real AppModule, booted exactly as src/main.ts does
- * (loadConfig, NestFactory.create without Nest's body parser, configureApp, listen), plus one bare
- * route, GET /api/v1/external/bench/bare → {"ok":true} (@Public), through the same middleware, as
- * the management API's ceiling in the same process. Configured by the environment like Hookline;
+ * (limitHeapGrowth, loadConfig, NestFactory.create without Nest's body parser, configureApp,
+ * listen), plus one bare route, GET /api/v1/external/bench/bare → {"ok":true} (@Public), through
+ * the same middleware, as the management API's ceiling in the same process. Configured by the environment like Hookline;
  * DATABASE_URL is required (the orchestrator creates the database).
  *
  * `profileStart` / `profileStop` take a V8 CPU profile of one phase (the inspector, in process).
@@ -21,6 +21,7 @@ import { Client } from 'pg';
 import { AppModule } from '../src/app.module';
 import { Public } from '../src/auth/require-scopes.decorator';
 import { configureApp } from '../src/common/configure-app';
+import { limitHeapGrowth } from '../src/common/heap-growth';
 import { AppConfig, loadConfig } from '../src/config/app-config';
 import { exitWithParent, send, serveRpc } from './lib/child';
 import { wallMs } from './lib/protocol';
@@ -147,6 +148,7 @@ async function profileStop(path: string): Promise<string | undefined> {
 }
 
 async function bootstrap(): Promise<void> {
+  limitHeapGrowth();
   if (process.env.BENCH_SQL_STATS === '1') {
     timeSqlStatements();
     sampleEventLoop();

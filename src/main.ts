@@ -4,11 +4,13 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
 import { AppModule } from './app.module';
 import { configureApp } from './common/configure-app';
+import { limitHeapGrowth } from './common/heap-growth';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { EmbeddedPostgres } from './database/embedded-postgres';
 import { ShutdownState } from './observability/shutdown-state';
 
 async function bootstrap(): Promise<void> {
+  limitHeapGrowth();
   let config: AppConfig;
   try {
     config = loadConfig(process.env);
