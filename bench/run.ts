@@ -210,8 +210,8 @@ export interface CpuUse {
   elapsedS: number;
   machineBusyPct: number;
   hooklineCpuS: number;
-  /** How long Hookline's main thread was runnable but waiting for a CPU. */
-  hooklineRunQueueS: number;
+  /** How long Hookline's main thread was runnable but waiting for a CPU (one process throughout). */
+  hooklineRunQueueS?: number;
   postgresCpuS: number;
   autovacuumCpuS: number;
   receiverCpuS: number;
@@ -415,7 +415,7 @@ class Bench {
       elapsedS: round((end.at - start.at) / 1000, 2),
       machineBusyPct: round((busy / total) * 100, 1),
       hooklineCpuS: round(byKind.hookline, 2),
-      hooklineRunQueueS: start.hookline && start.hookline.pid === end.hookline?.pid ? round(end.hookline.waited - start.hookline.waited, 2) : 0,
+      hooklineRunQueueS: start.hookline && start.hookline.pid === end.hookline?.pid ? round(end.hookline.waited - start.hookline.waited, 2) : undefined,
       postgresCpuS: round(byKind.postgres, 2),
       autovacuumCpuS: round(byKind.autovacuum, 2),
       receiverCpuS: round(byKind.receiver, 2),
@@ -1092,7 +1092,7 @@ function formatCpu(cpu: Record<string, CpuUse>): string {
   ];
   for (const [name, c] of Object.entries(cpu)) {
     lines.push(
-      `| ${name} | ${c.elapsedS} | ${c.machineBusyPct} % | ${c.hooklineCpuS} s | ${c.hooklineRunQueueS ?? '–'} s | ${c.postgresCpuS} s | ${c.autovacuumCpuS} s | ${c.receiverCpuS} s | ${c.loadGeneratorCpuS} s | ${c.orchestratorCpuS} s | ${c.otherCpuS} s |`,
+      `| ${name} | ${c.elapsedS} | ${c.machineBusyPct} % | ${c.hooklineCpuS} s | ${c.hooklineRunQueueS === undefined ? '–' : `${c.hooklineRunQueueS} s`} | ${c.postgresCpuS} s | ${c.autovacuumCpuS} s | ${c.receiverCpuS} s | ${c.loadGeneratorCpuS} s | ${c.orchestratorCpuS} s | ${c.otherCpuS} s |`,
     );
   }
   return lines.join('\n');
