@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { LevelWithSilent } from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
@@ -71,7 +71,6 @@ function httpLogger(config: AppConfig): HttpLogger {
   });
 }
 
-@Global()
 @Module({
   providers: [{ provide: HTTP_LOGGER, inject: [AppConfig], useFactory: httpLogger }],
   exports: [HTTP_LOGGER],
@@ -93,8 +92,8 @@ class HttpLoggerModule {}
  */
 @Module({
   imports: [
-    HttpLoggerModule,
     LoggerModule.forRootAsync({
+      imports: [HttpLoggerModule],
       inject: [HTTP_LOGGER],
       useFactory: (http: HttpLogger) => ({ pinoHttp: { logger: http.logger }, forRoutes: [] }),
     }),
