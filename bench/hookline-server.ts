@@ -2,15 +2,15 @@
  * Hookline as the benchmark runs it: the real AppModule, booted exactly as src/main.ts does
  * (limitHeapGrowth, loadConfig, NestFactory.create without Nest's body parser, configureApp,
  * listen), plus one bare route, GET /api/v1/external/bench/bare → {"ok":true} (@Public), through
- * the same middleware, as the management API's ceiling in the same process. Configured by the environment like Hookline;
- * DATABASE_URL is required (the orchestrator creates the database).
+ * the same middleware, as the management API's ceiling in the same process. Configured by the
+ * environment like Hookline; DATABASE_URL is required (the orchestrator creates the database).
  *
  * `profileStart` / `profileStop` take a V8 CPU profile of one phase (the inspector, in process).
  * BENCH_SQL_STATS=1 times every statement on the pg driver (per statement text), readable with
  * the `sqlStats` call: where the database time of a scenario goes.
  */
 import 'reflect-metadata';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Controller, DynamicModule, Get, Module } from '@nestjs/common';
@@ -24,6 +24,7 @@ import { configureApp } from '../src/common/configure-app';
 import { limitHeapGrowth } from '../src/common/heap-growth';
 import { AppConfig, loadConfig } from '../src/config/app-config';
 import { exitWithParent, send, serveRpc } from './lib/child';
+import { mainThreadRunQueueSeconds } from './lib/proc';
 import { wallMs } from './lib/protocol';
 
 @ApiExcludeController()
@@ -60,23 +61,14 @@ const slowSql: Array<[endedAt: number, ms: number, statement: string]> = [];
  */
 const loopDelays: Array<[at: number, maxMs: number, runQueueMs: number]> = [];
 
-/** Nanoseconds the main thread has spent runnable but not running (0 where /proc lacks it). */
-function runQueueNs(): number {
-  try {
-    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[1]);
-  } catch {
-    return 0;
-  }
-}
-
 /** With BENCH_SQL_STATS=1: samples the event loop's delay, to line up with latency spikes. */
 function sampleEventLoop(): void {
   const histogram = monitorEventLoopDelay({ resolution: 2 });
   histogram.enable();
-  let waited = runQueueNs();
+  let waited = mainThreadRunQueueSeconds(process.pid);
   setInterval(() => {
-    const now = runQueueNs();
-    loopDelays.push([wallMs(), histogram.max / 1e6, (now - waited) / 1e6]);
+    const now = mainThreadRunQueueSeconds(process.pid);
+    loopDelays.push([wallMs(), histogram.max / 1e6, (now - waited) * 1000]);
     waited = now;
     if (loopDelays.length > 2_400) loopDelays.shift();
     histogram.reset();
