@@ -55,16 +55,27 @@ const PINO = Symbol('PINO');
 /** Probes are not logged: a load balancer asks every few seconds. */
 const UNLOGGED = /^\/(health|metrics)\b/;
 
+/**
+ * Lines go to stdout synchronously: a `write` per line on the main thread, so a line logged is a
+ * line written, also when the process dies right after. pino's default (sonic-boom, asynchronous)
+ * hands each line to libuv's thread pool when no write is under way, which at a few hundred
+ * requests a second is one thread hand-off per request; in the benchmark's 500 events/s phase it
+ * cost Hookline 0.9-2.7 s more CPU in five of six paired runs (bench/README.md). A stdout whose
+ * reader stalls now slows the process instead of growing an unbounded buffer in it.
+ */
 function rootLogger(config: AppConfig): PinoLogger {
-  return pino({
-    level: config.logLevel,
-    // For a request or headers logged by mistake anywhere: the request lines below carry none.
-    redact: {
-      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-      censor: '[redacted]',
+  return pino(
+    {
+      level: config.logLevel,
+      // For a request or headers logged by mistake anywhere: the request lines below carry none.
+      redact: {
+        paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+        censor: '[redacted]',
+      },
+      base: { service: config.serviceName.toLowerCase(), pid: process.pid },
     },
-    base: { service: config.serviceName.toLowerCase(), pid: process.pid },
-  });
+    pino.destination({ dest: 1, sync: true }),
+  );
 }
 
 /**
@@ -77,13 +88,15 @@ function rootLogger(config: AppConfig): PinoLogger {
  */
 export function requestLogging(logger: PinoLogger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    if (UNLOGGED.test(req.url)) return next();
+    // Express keeps the full URL in originalUrl; routers may rewrite req.url on the way.
+    const url = req.originalUrl ?? req.url;
+    if (UNLOGGED.test(url)) return next();
     const startedAt = Date.now();
     const done = (): void => {
       res.off('finish', done);
       res.off('close', done);
       const line = {
-        req: { id: req.id, method: req.method, url: loggedUrl(req.url) },
+        req: { id: req.id, method: req.method, url: loggedUrl(url) },
         res: { statusCode: res.statusCode },
         responseTime: Date.now() - startedAt,
       };
