@@ -231,9 +231,8 @@ describeInBrowser('dashboard in a browser', () => {
     // The list fetches its success rates after the heading shows: revoked before those are in,
     // one of them ends the session, and the link below is gone before it can be clicked.
     await page.waitForFunction(
-      () =>
-        !document.querySelector('main [role="status"]') &&
-        ![...document.querySelectorAll('td[data-label="Success rate"]')].some((cell) => cell.textContent === '…'),
+      `!document.querySelector('main [role="status"]') &&
+       ![...document.querySelectorAll('td[data-label="Success rate"]')].some((cell) => cell.textContent === '…')`,
     );
     expect((await app.api(`/api-keys/${id}`, { method: 'DELETE' })).status).toBe(204);
     await page.getByRole('link', { name: 'Event catalogue' }).click();
