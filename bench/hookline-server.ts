@@ -1,6 +1,6 @@
 /**
  * Hookline as the benchmark runs it: the real AppModule, booted exactly as src/main.ts does
- * (limitHeapGrowth, loadConfig, NestFactory.create without Nest's body parser, configureApp,
+ * (limitHeapGrowth, loadConfig, NestFactory.create with HooklineExpressAdapter and without Nest's body parser, configureApp,
  * listen), plus one bare route, GET /api/v1/external/bench/bare → {"ok":true} (@Public), through
  * the same middleware, as the management API's ceiling in the same process. Configured by the
  * environment like Hookline; DATABASE_URL is required (the orchestrator creates the database).
@@ -20,6 +20,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { Client } from 'pg';
 import { AppModule } from '../src/app.module';
 import { Public } from '../src/auth/require-scopes.decorator';
+import { HooklineExpressAdapter } from '../src/common/express-adapter';
 import { configureApp } from '../src/common/configure-app';
 import { limitHeapGrowth } from '../src/common/heap-growth';
 import { AppConfig, loadConfig } from '../src/config/app-config';
@@ -147,7 +148,7 @@ async function bootstrap(): Promise<void> {
   }
   const config = loadConfig(process.env);
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
-  const app = await NestFactory.create<NestExpressApplication>(BenchAppModule.forRoot(config), {
+  const app = await NestFactory.create<NestExpressApplication>(BenchAppModule.forRoot(config), new HooklineExpressAdapter(), {
     bufferLogs: true,
     bodyParser: false,
   });

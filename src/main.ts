@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
 import { AppModule } from './app.module';
 import { configureApp } from './common/configure-app';
+import { HooklineExpressAdapter } from './common/express-adapter';
 import { limitHeapGrowth } from './common/heap-growth';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { EmbeddedPostgres } from './database/embedded-postgres';
@@ -28,7 +29,7 @@ async function bootstrap(): Promise<void> {
 
   let app: NestExpressApplication;
   try {
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new HooklineExpressAdapter(), {
       bufferLogs: true,
       bodyParser: false,
     });

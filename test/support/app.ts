@@ -2,6 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/common/configure-app';
+import { HooklineExpressAdapter } from '../../src/common/express-adapter';
 import { AppConfig, AppConfigValues, loadConfig } from '../../src/config/app-config';
 import { createTestDatabase, TestDatabase } from './database';
 
@@ -45,7 +46,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const builder = Test.createTestingModule({ imports: [AppModule.forRoot(config)] });
   for (const { provide, useValue } of options.overrides ?? []) builder.overrideProvider(provide).useValue(useValue);
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, bufferLogs: true });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(new HooklineExpressAdapter(), { bodyParser: false, bufferLogs: true });
   configureApp(app, config);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
