@@ -1,8 +1,9 @@
 /**
  * Hookline as the benchmark runs it: the real AppModule, booted exactly as src/main.ts does
  * (limitHeapGrowth, loadConfig, NestFactory.create with HooklineExpressAdapter and without Nest's
- * body parser, configureApp, listen), plus one bare route, GET /api/v1/external/bench/bare → {"ok":true} (@Public), through
- * the same middleware, as the management API's ceiling in the same process. Configured by the
+ * body parser, configureApp, listen), plus one bare route, GET /api/v1/external/bench/bare →
+ * {"ok":true} (@Public), through the same middleware, as the management API's ceiling in the same
+ * process. Configured by the
  * environment like Hookline; DATABASE_URL is required (the orchestrator creates the database).
  *
  * `profileStart` / `profileStop` take a V8 CPU profile of one phase (the inspector, in process).
