@@ -3,8 +3,8 @@
  * (limitHeapGrowth, loadConfig, NestFactory.create with HooklineExpressAdapter and without Nest's
  * body parser, configureApp, listen), plus one bare route, GET /api/v1/external/bench/bare →
  * {"ok":true} (@Public), through the same middleware, as the management API's ceiling in the same
- * process. Configured by the
- * environment like Hookline; DATABASE_URL is required (the orchestrator creates the database).
+ * process. Configured by the environment like Hookline; DATABASE_URL is required (the
+ * orchestrator creates the database).
  *
  * `profileStart` / `profileStop` take a V8 CPU profile of one phase (the inspector, in process).
  * BENCH_SQL_STATS=1 times every statement on the pg driver (per statement text), readable with
