@@ -1,3 +1,7 @@
+import { DataSource } from 'typeorm';
+import { poolOf } from '../src/database/sql';
+import type { WebhookResponse } from '../src/webhooks/dto/webhook.response';
+import { WebhookRepository, type WebhookFilter } from '../src/webhooks/webhook.repository';
 import { ADMIN_KEY, startApp, TestApp } from './support/app';
 import {
   allPages,
@@ -148,6 +152,32 @@ describe('two stores side by side', () => {
     const forged = Buffer.from(JSON.stringify({ after: 'wh_zzzzzzzzzzzzzzzzzzzzzzzzzz' })).toString('base64url');
     const page = await expectJson<{ data: WebhookBody[] }>(await t.api(`/webhooks?limit=200&cursor=${forged}`, { key: B() }), 200);
     expect(page.data.map((hook) => hook.id).sort()).toEqual([...idsB].sort());
+  });
+
+  it("answers list reads of both stores that arrive together in shared statements, each with only its own store's rows", async () => {
+    const repository = t.app.get(WebhookRepository);
+    const reads: Array<[string, WebhookFilter]> = [];
+    for (const storeId of ['st_default', storeB]) {
+      for (const limit of [1, 2, 10]) reads.push([storeId, { limit }]);
+      reads.push([storeId, { limit: 10, isActive: false }], [storeId, { limit: 10, event: 'order.created' }]);
+      reads.push([storeId, { limit: 10, event: 'stock.low' }], [storeId, { limit: 10, beforeId: hooksA[2].id }]);
+      reads.push([storeId, { limit: 10, beforeId: hooksB[2].id }]);
+    }
+    const alone: WebhookResponse[][] = [];
+    for (const [storeId, filter] of reads) alone.push(await repository.page(storeId, filter));
+    expect(alone.flat().length).toBeGreaterThan(reads.length);
+
+    const pool = poolOf(t.app.get(DataSource));
+    const statements = jest.spyOn(pool, 'query');
+    try {
+      const together = await Promise.all([...reads, ...reads].map(([storeId, filter]) => repository.page(storeId, filter)));
+      expect(together).toEqual([...alone, ...alone]);
+      expect(statements.mock.calls.length).toBeLessThan(reads.length);
+    } finally {
+      statements.mockRestore();
+    }
+    const owner = new Map<string, string>([...hooksA.map((hook) => [hook.id, 'st_default'] as const), ...hooksB.map((hook) => [hook.id, storeB] as const)]);
+    reads.forEach(([storeId], i) => expect(alone[i].map((hook) => owner.get(hook.id)).filter((store) => store !== storeId)).toEqual([]));
   });
 
   it("keeps API keys apart: each store lists only its own, and cannot revoke the other's", async () => {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { EntityManager, Repository } from 'typeorm';
+import { ReadBatcher } from '../database/read-batcher';
 import { poolOf } from '../database/sql';
 import type { EventType } from '../events/catalogue/event-catalogue';
 import type { WebhookResponse } from './dto/webhook.response';
@@ -20,23 +21,39 @@ export type WebhookChanges = Partial<Pick<Webhook, 'name' | 'url' | 'events' | '
 export const INACTIVE_ENDPOINT_ERROR = 'endpoint is inactive; retry the delivery once it is active again';
 
 /**
- * GET /webhooks as one prepared statement straight on the pg pool, timestamps already in the
- * API's ISO form: building it with TypeORM's query builder, hydrating entities and parsing dates
- * cost more than the query itself (bench/README.md).
+ * The pages of GET /webhooks asked for at the same time, read in one prepared statement straight
+ * on the pg pool (one row set per request, told apart by `n`), timestamps already in the API's ISO
+ * form: building it with TypeORM's query builder, hydrating entities and parsing dates cost more
+ * than the query itself, and under load the round trip cost as much as the rest of the request
+ * (bench/README.md).
  */
-const PAGE = `
-  SELECT id, name, url, events, is_active AS "isActive",
-    to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
-    to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt"
-  FROM webhooks
-  WHERE store_id = $1 AND ($2::text IS NULL OR id < $2) AND ($3::boolean IS NULL OR is_active = $3)
-    AND ($4::text IS NULL OR $4 = ANY (events))
-  ORDER BY id DESC
-  LIMIT $5`;
+const PAGES = `
+  SELECT q.n, w.id, w.name, w.url, w.events, w.is_active AS "isActive",
+    to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
+    to_char(w.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt"
+  FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::int[])
+    WITH ORDINALITY AS q (store_id, before_id, is_active, event, row_limit, n)
+  CROSS JOIN LATERAL (
+    SELECT * FROM webhooks
+    WHERE webhooks.store_id = q.store_id AND (q.before_id IS NULL OR webhooks.id < q.before_id)
+      AND (q.is_active IS NULL OR webhooks.is_active = q.is_active) AND (q.event IS NULL OR q.event = ANY (webhooks.events))
+    ORDER BY webhooks.id DESC
+    LIMIT q.row_limit
+  ) w
+  ORDER BY q.n, w.id DESC`;
+
+/** Pages read at once: more than this many requests for them wait for a statement to return. */
+const PAGE_STATEMENTS_IN_FLIGHT = 2;
+const PAGES_PER_STATEMENT = 100;
+
+interface PageQuery extends WebhookFilter {
+  storeId: string;
+}
 
 @Injectable()
 export class WebhookRepository {
   private readonly pool: Pool;
+  private readonly pages = new ReadBatcher((queries: PageQuery[]) => this.readPages(queries), PAGE_STATEMENTS_IN_FLIGHT, PAGES_PER_STATEMENT);
 
   constructor(@InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>) {
     this.pool = poolOf(webhooks.manager.connection);
@@ -52,13 +69,8 @@ export class WebhookRepository {
   }
 
   /** Newest first, `limit + 1` rows (the extra one tells whether a next page exists). */
-  async page(storeId: string, filter: WebhookFilter): Promise<WebhookResponse[]> {
-    const result = await this.pool.query<WebhookResponse>({
-      name: 'hookline-webhooks-page',
-      text: PAGE,
-      values: [storeId, filter.beforeId ?? null, filter.isActive ?? null, filter.event ?? null, filter.limit + 1],
-    });
-    return result.rows;
+  page(storeId: string, filter: WebhookFilter): Promise<WebhookResponse[]> {
+    return this.pages.read({ storeId, ...filter });
   }
 
   /**
@@ -91,6 +103,23 @@ export class WebhookRepository {
   async sealedSecret(id: string): Promise<string | undefined> {
     const row = await this.webhooks.findOne({ select: { id: true, secretEncrypted: true }, where: { id } });
     return row?.secretEncrypted;
+  }
+
+  private async readPages(queries: PageQuery[]): Promise<WebhookResponse[][]> {
+    const result = await this.pool.query<WebhookResponse & { n: string }>({
+      name: 'hookline-webhooks-pages',
+      text: PAGES,
+      values: [
+        queries.map((q) => q.storeId),
+        queries.map((q) => q.beforeId ?? null),
+        queries.map((q) => q.isActive ?? null),
+        queries.map((q) => q.event ?? null),
+        queries.map((q) => q.limit + 1),
+      ],
+    });
+    const pages = queries.map((): WebhookResponse[] => []);
+    for (const { n, ...webhook } of result.rows) pages[Number(n) - 1].push(webhook);
+    return pages;
   }
 
   private async failPendingDeliveries(manager: EntityManager, webhookId: string): Promise<void> {
