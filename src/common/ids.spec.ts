@@ -1,0 +1,41 @@
+import { newId } from './ids';
+
+const ID = /^evt_[0-9a-hjkmnp-tv-z]{26}$/;
+
+describe('newId', () => {
+  it('writes the prefix, ten base32 digits of milliseconds and sixteen random ones', () => {
+    expect(newId('evt')).toMatch(ID);
+    expect(newId('evt', 0).slice(0, 14)).toBe('evt_0000000000');
+    expect(newId('evt', 2 ** 48 - 1).slice(0, 14)).toBe('evt_7zzzzzzzzz');
+    // 2026-11-23T09:30:00.123Z = 1795426200123 ms, in base32 (Crockford, lower case).
+    expect(newId('wh', Date.UTC(2026, 10, 23, 9, 30, 0, 123)).slice(0, 13)).toBe('wh_01m83vvahv');
+  });
+
+  it('sorts by creation time, whatever the random part', () => {
+    const times = [0, 1, 31, 32, 1_000, 1_795_426_200_123, 1_795_426_200_124, 2 ** 48 - 1];
+    const ids = times.map((time) => newId('del', time));
+    expect([...ids].sort()).toEqual(ids);
+  });
+
+  it('never repeats itself, across many refills of its random pool', () => {
+    const ids = new Set(Array.from({ length: 100_000 }, () => newId('evt', 1_795_426_200_123)));
+    expect(ids.size).toBe(100_000);
+  });
+
+  it('draws every random digit evenly from the 32 symbols', () => {
+    const counts = Array.from({ length: 16 }, () => new Map<string, number>());
+    const n = 64_000;
+    for (let i = 0; i < n; i++) {
+      const random = newId('evt').slice(14);
+      for (let position = 0; position < 16; position++) {
+        const symbol = random[position];
+        counts[position].set(symbol, (counts[position].get(symbol) ?? 0) + 1);
+      }
+    }
+    for (const perPosition of counts) {
+      expect(perPosition.size).toBe(32);
+      // 2,000 expected per symbol; ±15 % is more than 6 standard deviations (σ ≈ 44).
+      for (const count of perPosition.values()) expect(Math.abs(count - n / 32)).toBeLessThan(300);
+    }
+  });
+});
