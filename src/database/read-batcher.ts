@@ -13,7 +13,7 @@ interface Waiting<Q, R> {
  * statement fails with its error.
  */
 export class ReadBatcher<Q, R> {
-  private waiting: Array<Waiting<Q, R>> = [];
+  private readonly waiting: Array<Waiting<Q, R>> = [];
   private inFlight = 0;
 
   constructor(
