@@ -301,6 +301,33 @@ describe('hostile receivers', () => {
     expect(peak - rssBefore).toBeLessThan(40);
   });
 
+  // (An unsolicited 100 Continue is another matter: undici drops the connection as a bad response.)
+  it('takes the final answer after an informational one (103 Early Hints), not the first', async () => {
+    const server = await serve(
+      hostileHttp((_req, res) => {
+        res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' }, () => {
+          res.writeHead(201, { 'content-type': 'application/json' });
+          res.end('{"received":true}');
+        });
+      }),
+    );
+    const detail = await deliverTo(`${server.url}/informational`, '103 before a 201');
+    expect(detail).toMatchObject({ status: 'succeeded', lastStatusCode: 201, lastError: null });
+    expect(detail.attempts![0]).toMatchObject({ statusCode: 201, error: null, responseBody: '{"received":true}' });
+  });
+
+  it('fails a 103 Early Hints followed by a reset as a reset before any answer: a 1xx is not the answer', async () => {
+    const server = await serve(
+      hostileHttp((_req, res) => {
+        res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' }, () => setTimeout(() => res.socket?.resetAndDestroy(), 20));
+      }),
+    );
+    const detail = await deliverTo(`${server.url}/informational-reset`, '103, then a reset');
+    expect(detail).toMatchObject({ status: 'failed', lastStatusCode: null });
+    expect(detail.lastError).toMatch(/^connection reset/);
+    expect(detail.attempts![0]).toMatchObject({ statusCode: null, responseBody: null });
+  });
+
   it('fails an answer whose status line trickles in one byte a second, at the time limit', async () => {
     const server = await serve(
       hostileTcp((socket) => trickle((byte) => socket.write(byte), 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok', () => socket.destroyed)),
