@@ -21,7 +21,7 @@ export const CLIENT_SHAPES: ClientShape[] = [
   { name: '1 endpoint, 64 in flight, 64 sockets', origins: 1, concurrency: 64, connectionsPerOrigin: 64 },
 ];
 
-export const CLIENTS: ClientName[] = ['undici', 'undici-signal', 'axios'];
+export const CLIENTS: ClientName[] = ['undici', 'undici-dispatch', 'undici-signal', 'axios'];
 
 export interface ClientFigures {
   perSec: number;

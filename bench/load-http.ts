@@ -7,7 +7,9 @@
  *
  * Clients:
  *   undici         undici.request + Agent, time limits on the Agent (headers/body timeouts): the ceiling
- *   undici-signal  the same plus a per-request AbortSignal.timeout, as src/dispatch/webhook-sender.ts does
+ *   undici-signal  the same plus a per-request AbortSignal.timeout (what the sender did before attempt-deadlines.ts)
+ *   undici-dispatch the same Agent through its lower-level `dispatch` with a handler that collects the
+ *                  answer (no response stream, no async iterator)
  *   axios          axios.post with an http.Agent({ keepAlive: true, maxSockets }), timeout option, no redirects
  */
 import { Agent as HttpAgent } from 'node:http';
@@ -18,7 +20,7 @@ import { EVENT_CATALOGUE } from '../src/events/catalogue/event-catalogue';
 import { buildEnvelope } from '../src/events/envelope';
 import { childArgs, runMain } from './lib/child';
 
-export type ClientName = 'undici' | 'undici-signal' | 'axios';
+export type ClientName = 'undici' | 'undici-signal' | 'undici-dispatch' | 'axios';
 
 export interface LoadHttpArgs {
   client: ClientName;
@@ -61,6 +63,24 @@ function makeSender(args: LoadHttpArgs): Sender {
     bodyTimeout: timeout,
     connect: { timeout },
   });
+  if (args.client === 'undici-dispatch') {
+    return (url, headers, body) => {
+      const { origin, pathname } = new URL(url);
+      return new Promise<number>((resolve, reject) => {
+        let status = 0;
+        agent.dispatch(
+          { origin, path: pathname, method: 'POST', headers, body },
+          {
+            onRequestStart: () => undefined,
+            onResponseStart: (_controller, statusCode) => void (status = statusCode),
+            onResponseData: () => undefined,
+            onResponseEnd: () => resolve(status),
+            onResponseError: (_controller, error) => reject(error),
+          },
+        );
+      });
+    };
+  }
   const withSignal = args.client === 'undici-signal';
   return async (url, headers, body) => {
     const response = await request(url, {
