@@ -64,8 +64,10 @@ function makeSender(args: LoadHttpArgs): Sender {
     connect: { timeout },
   });
   if (args.client === 'undici-dispatch') {
+    // Parsed once, as the sender's TargetCache does.
+    const targets = new Map(args.urls.map((url) => [url, new URL(url)]));
     return (url, headers, body) => {
-      const { origin, pathname } = new URL(url);
+      const { origin, pathname } = targets.get(url)!;
       return new Promise<number>((resolve, reject) => {
         let status = 0;
         agent.dispatch(

@@ -169,7 +169,7 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
     private readonly resolve: (answer: Answer) => void,
     private readonly reject: (error: unknown) => void,
   ) {
-    signal.once('abort', this.onDeadline);
+    signal.on('abort', this.onDeadline); // fires at most once; removed when the answer is settled
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
