@@ -164,10 +164,11 @@ export class DeliveryRepository implements OnApplicationShutdown {
    * log otherwise; found by test/crash.e2e-spec.ts).
    */
   async claimDue(limit: number, leaseMs: number, leaseToken: string, limits: EndpointLimits): Promise<ClaimedDelivery[]> {
-    // Not a named (prepared) statement, although planning it costs 0.5-1.2 ms of PostgreSQL CPU
-    // per claim: with the generic plan the retry gaps' worst case went from 1.06-1.10 s to
-    // 1.16-1.64 s in the benchmark (three runs each way).
+    // A named (prepared) statement: planning it cost 1 ms of PostgreSQL CPU per claim. The first
+    // session saw the retry gaps' worst case grow with the generic plan (1.16-1.64 s against
+    // 1.06-1.10 s); the eighth session's measurements, on later code, did not (bench/README.md).
     const result = await this.pool.query<ClaimedDelivery>({
+      name: 'hookline-claim',
       text: `WITH locked AS (
          SELECT id, webhook_id, next_attempt_at, lease_token, attempt_count FROM deliveries
          WHERE status = 'pending' AND next_attempt_at <= now() + make_interval(secs => $8::double precision / 1000)
