@@ -302,7 +302,7 @@ describe('hostile receivers', () => {
   });
 
   // (An unsolicited 100 Continue is another matter: undici drops the connection as a bad response.)
-  it('takes the final answer after an informational one (103 Early Hints), not the first', async () => {
+  it('delivers a 201 that follows an informational 103 Early Hints', async () => {
     const server = await serve(
       hostileHttp((_req, res) => {
         res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' }, () => {

@@ -148,6 +148,9 @@ interface Answer {
 /** Tells undici that the rest of a long answer is not wanted (never reported: the answer is settled). */
 class ExcerptComplete extends Error {}
 
+/** The reason given to undici when an attempt's time is up (describeError reports it from the signal). */
+const deadlineError = (): Error => new Error('attempt deadline');
+
 /**
  * Collects one answer: the status and Location of the final (non-1xx) response and at most 4 KiB
  * of its body. A short body is read to its end (the connection stays reusable); a longer one is
@@ -162,7 +165,7 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
   private readonly chunks: Buffer[] = [];
   private received = 0;
   private settled = false;
-  private readonly onDeadline = (): void => this.controller?.abort(new Error('attempt deadline'));
+  private readonly onDeadline = (): void => this.controller?.abort(deadlineError());
 
   constructor(
     private readonly signal: DeadlineSignal,
@@ -174,7 +177,7 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.signal.aborted) controller.abort(new Error('attempt deadline'));
+    if (this.signal.aborted) controller.abort(deadlineError());
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
@@ -205,9 +208,7 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
   }
 
   private settle(failure?: Answer['failure']): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.signal.off('abort', this.onDeadline);
+    if (!this.end()) return;
     // PostgreSQL text cannot hold NUL: a receiver answering "ok\0" made the whole batch of results
     // fail to write, again and again (found in review). Invalid UTF-8 becomes U+FFFD on decoding.
     const excerpt =
@@ -218,9 +219,15 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
   }
 
   private fail(error: unknown): void {
+    if (this.end()) this.reject(error);
+  }
+
+  /** Marks the answer settled and drops the deadline's listener; false when it already was. */
+  private end(): boolean {
+    if (this.settled) return false;
     this.settled = true;
     this.signal.off('abort', this.onDeadline);
-    this.reject(error);
+    return true;
   }
 }
 
