@@ -250,10 +250,12 @@ export class DeliveryRepository implements OnApplicationShutdown {
     // every array element in JavaScript. The ids again as an array, so that deliveries are found
     // through their primary key: PostgreSQL guesses 100 rows for json_to_recordset and, on a
     // table of some thousands, chose two sequential scans per flush (3.6 ms instead of 0.4).
-    // Not a named statement: its generic plan, made while the table was small, kept those
-    // sequential scans as the table grew (4 ms of PostgreSQL CPU per flush in the benchmark's
-    // latency scenario, seen with auto_explain); planning each flush costs about 0.15 ms.
+    // A named statement: planned each time, a flush of one outcome cost PostgreSQL 0.75-1.07 ms of
+    // CPU, prepared 0.62-0.70 ms (bench/README.md, ninth session). Its generic plan, made while the
+    // table was small, once kept sequential scans as the table grew (32 ms a flush at 100,000
+    // rows); the dispatch connections have them off (dispatch-pool.ts).
     const result = await this.pool.query<{ id: string; dueInMs: number }>({
+      name: 'hookline-record',
       text: `WITH u AS (
          SELECT * FROM json_to_recordset($1::json) AS u(id text, token text, status text, delay_ms double precision,
            last_status_code int, last_error text, record_attempt boolean, number int, started_at timestamptz,
