@@ -129,6 +129,12 @@ describe('crash: SIGKILL mid-stream', () => {
          FROM deliveries d WHERE d.status <> 'succeeded' LIMIT 5`,
       );
       console.log(`${scenario}: deliveries not succeeded: ${JSON.stringify(unfinished)}`);
+      // What the receiver saw of them, to tell a request that never arrived from an answer that never came back.
+      const stuck = await db!.query<{ id: string; event_id: string }>(`SELECT id, event_id FROM deliveries WHERE status <> 'succeeded' LIMIT 10`);
+      for (const delivery of stuck) {
+        const seen = receiver.requests.filter((r) => r.headers['x-webhook-id'] === delivery.event_id).map((r) => `${r.path} at ${new Date(r.at).toISOString()}`);
+        console.log(`${scenario}: ${delivery.id} (event accepted: ${load.accepted.has(delivery.event_id)}) reached the receiver: ${seen.join(', ') || 'never'}; killed at ${new Date(killedAt).toISOString()}`);
+      }
       throw error;
     });
     const counts = await statusCounts(db!);
