@@ -122,16 +122,15 @@ describe('crash: SIGKILL mid-stream', () => {
       what: 'every delivery succeeded',
     }).catch(async (error: unknown) => {
       // What went wrong, for the record: a few deliveries that did not succeed, with their attempts.
-      const unfinished = await db!.query(
-        `SELECT d.id, d.status, d.attempt_count, d.cycle_attempts, d.last_error,
+      const unfinished = await db!.query<{ id: string; event_id: string }>(
+        `SELECT d.id, d.event_id, d.status, d.attempt_count, d.cycle_attempts, d.last_error,
            (SELECT json_agg(json_build_array(a.number, a.started_at, a.status_code, a.error) ORDER BY a.number)
             FROM delivery_attempts a WHERE a.delivery_id = d.id) AS attempts
          FROM deliveries d WHERE d.status <> 'succeeded' LIMIT 5`,
       );
       console.log(`${scenario}: deliveries not succeeded: ${JSON.stringify(unfinished)}`);
       // What the receiver saw of them, to tell a request that never arrived from an answer that never came back.
-      const stuck = await db!.query<{ id: string; event_id: string }>(`SELECT id, event_id FROM deliveries WHERE status <> 'succeeded' LIMIT 10`);
-      for (const delivery of stuck) {
+      for (const delivery of unfinished) {
         const seen = receiver.requests.filter((r) => r.headers['x-webhook-id'] === delivery.event_id).map((r) => `${r.path} at ${new Date(r.at).toISOString()}`);
         console.log(`${scenario}: ${delivery.id} (event accepted: ${load.accepted.has(delivery.event_id)}) reached the receiver: ${seen.join(', ') || 'never'}; killed at ${new Date(killedAt).toISOString()}`);
       }
