@@ -28,8 +28,8 @@ const FLUSH_BATCH = 500;
  * Results wait this long to be written together (unless FLUSH_BATCH are waiting). It is off the
  * delivery's path (the request has left; a retry has its own timer), and each statement costs
  * both processes: at 500 events/s, 25 ms instead of 5 wrote results in 762 statements instead of
- * 2,874 over 22 s, and took 2-9 % of Hookline's CPU and 5-9 % of PostgreSQL's (bench/README.md,
- * ninth session).
+ * 2,874 over 22 s; in three pairs of runs Hookline's CPU changed by -9, -9 and +2 %, PostgreSQL's
+ * by -9, -5 and -9 % (bench/README.md, ninth session).
  */
 const FLUSH_DELAY_MS = 25;
 const MAX_BACKOFF_MS = 5_000;
