@@ -6,7 +6,7 @@ import type { ChildMessage, ParentMessage } from './protocol';
 export interface StartOptions {
   /** Environment of the child (defaults to the orchestrator's). */
   env?: NodeJS.ProcessEnv;
-  /** Node options of the child, e.g. `--cpu-prof`. */
+  /** Node options of the child, e.g. `--cpu-prof` (default {@link HELPER_NODE_FLAGS}). */
   execArgv?: string[];
   /** How long to wait for `ready` (ms). */
   readyTimeoutMs?: number;
@@ -109,6 +109,15 @@ export class Child {
   }
 }
 
+/**
+ * Node flags of the benchmark's own processes (receiver, load generators), not Hookline's: no
+ * memory reducer. When a process's allocation slows down, V8 runs a few full collections over the
+ * next seconds to shrink its heap, marking on background threads too; on two cores that CPU is
+ * taken from the processes being measured. The orchestrator's did so in the middle of the latency
+ * phase, and those were its slowest seconds (bench/README.md, the tenth session).
+ */
+export const HELPER_NODE_FLAGS = ['--no-memory-reducer'];
+
 /** Every child started, so that everything can be stopped on any exit path. */
 export class ChildRegistry {
   private readonly children = new Set<Child>();
@@ -126,7 +135,7 @@ export class ChildRegistry {
     const fd = openSync(logPath, 'a');
     const proc = fork(join(this.buildDir, 'bench', `${script}.js`), [JSON.stringify(args ?? {})], {
       env: options.env ?? process.env,
-      execArgv: options.execArgv ?? [],
+      execArgv: options.execArgv ?? HELPER_NODE_FLAGS,
       stdio: ['ignore', fd, fd, 'ipc'],
     });
     closeSync(fd);
