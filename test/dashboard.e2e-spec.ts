@@ -230,10 +230,11 @@ describeInBrowser('dashboard in a browser', () => {
     await visible(heading(page, 'Endpoints'));
     // The list fetches its success rates after the heading shows: revoked before those are in,
     // one of them ends the session, and the link below is gone before it can be clicked.
-    await page.waitForFunction(
-      `!document.querySelector('main [role="status"]') &&
-       ![...document.querySelectorAll('td[data-label="Success rate"]')].some((cell) => cell.textContent === '…')`,
-    );
+    // Locators, not waitForFunction: a string predicate that is not yet true is evaluated again by
+    // Playwright's polling in the page, which the page's CSP forbids (no eval; Trusted Types). When
+    // the list was slow to load (the whole suite running) that failed with an EvalError.
+    await page.locator('main [role="status"]').first().waitFor({ state: 'detached' });
+    await page.locator('td[data-label="Success rate"]').filter({ hasText: /^…$/ }).first().waitFor({ state: 'detached' });
     expect((await app.api(`/api-keys/${id}`, { method: 'DELETE' })).status).toBe(204);
     await page.getByRole('link', { name: 'Event catalogue' }).click();
     await visible(page.getByRole('alert').getByText('no longer accepted'));
