@@ -1071,13 +1071,9 @@ class Bench {
 }
 
 /**
- * A drain's rates (throughput, backlog): distinct arrivals per second from first to last arrival,
- * and per second until the database showed all `total` succeeded (0 unless all did).
- */
-/**
- * A full collection of the orchestrator's heap (about 100 MB after transpiling, most of it
+ * A full collection of the orchestrator's heap (90-120 MB after transpiling, about half of it
  * garbage) now, between phases, when `npm run bench` exposed `gc`. With the memory reducer off
- * (package.json) nothing else collects it while a phase is measured. Returns what to log.
+ * (package.json), nothing else collects it while a phase is measured. Returns what to log.
  */
 function collectGarbage(): string {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -1087,6 +1083,10 @@ function collectGarbage(): string {
   return `; orchestrator's heap collected in ${Math.round(performance.now() - started)} ms`;
 }
 
+/**
+ * A drain's rates (throughput, backlog): distinct arrivals per second from first to last arrival,
+ * and per second until the database showed all `total` succeeded (0 unless all did).
+ */
 function drainRates(
   arrived: ArrivalSummary,
   durable: { at: number; counts: Record<string, number> },
