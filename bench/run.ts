@@ -540,23 +540,36 @@ class Bench {
     }
   }
 
+  /** One autocannon run and the CPU it took, added to `earlier` (the same route's other window). */
+  async apiWindow(name: string, args: ApiLoadArgs, earlier?: CpuUse): Promise<{ result: ApiLoadResult; use: CpuUse }> {
+    const cpu = await this.cpuSnapshot();
+    const result = await this.registry.run<ApiLoadResult>('api-load', args);
+    const use = await this.cpuSince(name, cpu, result.cpuMs / 1000);
+    if (earlier) this.cpu[name] = addCpuUse(earlier, use);
+    return { result, use };
+  }
+
   /** 7. GET /webhooks with an API key vs a bare @Public route on the same process (autocannon). */
   async managementApi(): Promise<void> {
     const s = this.sizes;
     const base = this.hookline!.baseUrl;
-    this.log(`7 management API: autocannon, ${s.apiConnections} connections, ${s.apiSec} s per route`);
+    this.log(`7 management API: autocannon, ${s.apiConnections} connections, ${s.apiSec} s per route in two windows (bare, list, list, bare)`);
     const bare: ApiLoadArgs = { url: `${base}/api/v1/external/bench/bare`, headers: {}, connections: s.apiConnections, durationSec: s.apiSec };
     const list: ApiLoadArgs = { url: `${base}/api/v1/external/webhooks`, headers: { 'x-api-key': ADMIN_KEY }, connections: s.apiConnections, durationSec: s.apiSec };
     if (s.apiWarmupSec > 0) {
       await this.registry.run<ApiLoadResult>('api-load', { ...bare, durationSec: s.apiWarmupSec });
       await this.registry.run<ApiLoadResult>('api-load', { ...list, durationSec: s.apiWarmupSec });
     }
-    const cpu = await this.cpuSnapshot();
-    const bareResult = await this.registry.run<ApiLoadResult>('api-load', bare);
-    await this.cpuSince('api-bare', cpu, bareResult.cpuMs / 1000);
-    const cpu2 = await this.cpuSnapshot();
-    const listResult = await this.registry.run<ApiLoadResult>('api-load', list);
-    await this.cpuSince('api-webhooks', cpu2, listResult.cpuMs / 1000);
+    // Bare, list, list, bare, each for half the time: a machine whose speed drifts during the 20 s
+    // (a neighbour starting or stopping) weighs on both routes alike instead of on one of them.
+    const half = s.apiSec / 2;
+    const bare1 = await this.apiWindow('api-bare', { ...bare, durationSec: half });
+    const list1 = await this.apiWindow('api-webhooks', { ...list, durationSec: half });
+    const list2 = await this.apiWindow('api-webhooks', { ...list, durationSec: half }, list1.use);
+    const bare2 = await this.apiWindow('api-bare', { ...bare, durationSec: half }, bare1.use);
+    this.log(`  req/s by window: bare ${bare1.result.perSec}, GET /webhooks ${list1.result.perSec}, GET /webhooks ${list2.result.perSec}, bare ${bare2.result.perSec}`);
+    const bareResult = mergeApiLoads(bare1.result, bare2.result);
+    const listResult = mergeApiLoads(list1.result, list2.result);
     const ratio = round(listResult.perSec / bareResult.perSec, 3);
     Object.assign(this.results, {
       apiPerSec: listResult.perSec,
@@ -1099,6 +1112,37 @@ function drainRates(
     perSec: Math.round(arrived.unique / (spanMs / 1000)),
     allDurable,
     durablePerSec: allDurable ? Math.round(total / ((durable.at - arrived.first) / 1000)) : 0,
+  };
+}
+
+/** Two windows of one route, equally long: requests/s and p50 averaged, the worse p99, counts added. */
+function mergeApiLoads(a: ApiLoadResult, b: ApiLoadResult): ApiLoadResult {
+  return {
+    perSec: Math.round((a.perSec + b.perSec) / 2),
+    requests: a.requests + b.requests,
+    non2xx: a.non2xx + b.non2xx,
+    errors: a.errors + b.errors,
+    timeouts: a.timeouts + b.timeouts,
+    latencyP50Ms: round((a.latencyP50Ms + b.latencyP50Ms) / 2, 1),
+    latencyP99Ms: Math.max(a.latencyP99Ms, b.latencyP99Ms),
+    cpuMs: a.cpuMs + b.cpuMs,
+  };
+}
+
+/** The CPU use of two windows of one phase as one: seconds added, the machine's busy share weighted by time. */
+function addCpuUse(a: CpuUse, b: CpuUse): CpuUse {
+  const elapsedS = a.elapsedS + b.elapsedS;
+  return {
+    elapsedS: round(elapsedS, 2),
+    machineBusyPct: round((a.machineBusyPct * a.elapsedS + b.machineBusyPct * b.elapsedS) / elapsedS, 1),
+    hooklineCpuS: round(a.hooklineCpuS + b.hooklineCpuS, 2),
+    hooklineRunQueueS: a.hooklineRunQueueS === undefined || b.hooklineRunQueueS === undefined ? undefined : round(a.hooklineRunQueueS + b.hooklineRunQueueS, 2),
+    postgresCpuS: round(a.postgresCpuS + b.postgresCpuS, 2),
+    autovacuumCpuS: round(a.autovacuumCpuS + b.autovacuumCpuS, 2),
+    receiverCpuS: round(a.receiverCpuS + b.receiverCpuS, 2),
+    loadGeneratorCpuS: round(a.loadGeneratorCpuS + b.loadGeneratorCpuS, 2),
+    orchestratorCpuS: round(a.orchestratorCpuS + b.orchestratorCpuS, 2),
+    otherCpuS: round(a.otherCpuS + b.otherCpuS, 2),
   };
 }
 
