@@ -544,7 +544,10 @@ class Bench {
     }
   }
 
-  /** One autocannon run and the CPU it took, added to `earlier` (the same route's other window). */
+  /**
+   * One autocannon run and the CPU it took, added to `earlier` (the same route's other window).
+   * With --profile each window's profile is summarised; the file of the route keeps the last one.
+   */
   async apiWindow(name: string, args: ApiLoadArgs, earlier?: CpuUse): Promise<{ result: ApiLoadResult; use: CpuUse }> {
     const cpu = await this.cpuSnapshot();
     const result = await this.registry.run<ApiLoadResult>('api-load', args);
