@@ -1,6 +1,7 @@
-import { Module, ValidationPipe } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { AllExceptionsFilter } from './all-exceptions.filter';
+import { AppValidationPipe } from './app-validation.pipe';
 
 /** Strict input and one error shape for every route (STYLE: "Strict input, one error shape"). */
 @Module({
@@ -9,7 +10,7 @@ import { AllExceptionsFilter } from './all-exceptions.filter';
     {
       provide: APP_PIPE,
       useFactory: () =>
-        new ValidationPipe({
+        new AppValidationPipe({
           whitelist: true,
           forbidNonWhitelisted: true,
           transform: true,
