@@ -18,7 +18,7 @@ export class AppValidationPipe extends ValidationPipe {
     if (!metatype || !isEmptyPlainObject(value)) return super.transform(value, metadata);
     if (this.takesEmpty.has(metatype)) return new metatype();
     const result: unknown = await super.transform(value, metadata);
-    if (result !== value && result instanceof metatype && sameKeys(result, new metatype())) this.takesEmpty.add(metatype);
+    if (result !== value && result instanceof metatype && shallowEqual(result, new metatype())) this.takesEmpty.add(metatype);
     return result;
   }
 }
@@ -29,8 +29,9 @@ function isEmptyPlainObject(value: unknown): value is Record<string, never> {
   return (prototype === Object.prototype || prototype === null) && Object.keys(value).length === 0;
 }
 
-function sameKeys(a: object, b: object): boolean {
-  const keysOfA = Object.keys(a);
-  const keysOfB = Object.keys(b);
-  return keysOfA.length === keysOfB.length && keysOfA.every((key, i) => key === keysOfB[i] && (a as Record<string, unknown>)[key] === (b as Record<string, unknown>)[key]);
+/** The same own keys, in the same order, with the same (===) values. */
+function shallowEqual(a: object, b: object): boolean {
+  const entriesOfA = Object.entries(a);
+  const entriesOfB = Object.entries(b);
+  return entriesOfA.length === entriesOfB.length && entriesOfA.every(([key, value], i) => key === entriesOfB[i][0] && value === entriesOfB[i][1]);
 }
