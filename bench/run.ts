@@ -873,10 +873,10 @@ class Bench {
     for (const [key, times] of byDelivery) {
       times.sort((a, b) => a - b);
       if (times.length !== RETRY_SCHEDULE_MS.length) wrongAttemptCount++;
-      if (times.length >= 2) gap1.push(times[1] - times[0]);
-      if (times.length >= 3) gap2.push(times[2] - times[1]);
       // The gaps 1→2 and 2→3, each against its own delay.
       const gaps = times.slice(1, 3).map((at, i) => at - times[i]);
+      if (gaps.length >= 1) gap1.push(gaps[0]);
+      if (gaps.length >= 2) gap2.push(gaps[1]);
       if (gaps.some((gap, i) => !inRange(gap, RETRY_SCHEDULE_MS[i + 1]))) outOfRange.push(key);
     }
     const within = (values: number[], target: number): boolean => values.length > 0 && values.every((v) => inRange(v, target));
