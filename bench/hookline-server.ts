@@ -78,7 +78,10 @@ function sampleEventLoop(): void {
 }
 
 function recordSql(text: unknown, ms: number): void {
-  const statement = (typeof text === 'string' ? text : String((text as { text?: string })?.text ?? '?')).replace(/\s+/g, ' ').trim().slice(0, 120);
+  const statement = (typeof text === 'string' ? text : String((text as { text?: string })?.text ?? '?'))
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 120);
   let stat = sqlStats.get(statement);
   if (!stat) sqlStats.set(statement, (stat = { statement, calls: 0, totalMs: 0, maxMs: 0 }));
   stat.calls++;

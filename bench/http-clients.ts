@@ -56,7 +56,9 @@ export async function compareHttpClients(
         };
         const result = await registry.run<LoadHttpResult>('load-http', args);
         runs.get(client)!.push(result);
-        log(`  ${shape.origins} origin(s), ${client}: ${result.perSec} req/s, ${result.cpuUsPerRequest} µs CPU/request, failures ${result.failures}`);
+        log(
+          `  ${shape.origins} origin(s), ${client}: ${result.perSec} req/s, ${result.cpuUsPerRequest} µs CPU/request, failures ${result.failures}`,
+        );
       }
     }
     const clients: Record<string, ClientFigures> = {};
@@ -78,7 +80,9 @@ export function formatComparison(comparison: ClientComparison): string {
   const lines = ['| shape | client | requests/s | CPU µs/request | mean latency ms | failures |', '|---|---|---:|---:|---:|---:|'];
   for (const { shape, clients } of comparison) {
     for (const [client, figures] of Object.entries(clients)) {
-      lines.push(`| ${shape.name} | ${client} | ${figures.perSec} | ${figures.cpuUsPerRequest} | ${figures.latencyMeanMs} | ${figures.failures} |`);
+      lines.push(
+        `| ${shape.name} | ${client} | ${figures.perSec} | ${figures.cpuUsPerRequest} | ${figures.latencyMeanMs} | ${figures.failures} |`,
+      );
     }
   }
   return lines.join('\n');

@@ -97,7 +97,11 @@ async function main(): Promise<void> {
       const prefix = (params as { prefix: string }).prefix;
       let state = summaries.get(prefix);
       if (!state) {
-        state = { scanned: 0, keys: new Set(), summary: { count: 0, unique: 0, first: Number.POSITIVE_INFINITY, last: Number.NEGATIVE_INFINITY } };
+        state = {
+          scanned: 0,
+          keys: new Set(),
+          summary: { count: 0, unique: 0, first: Number.POSITIVE_INFINITY, last: Number.NEGATIVE_INFINITY },
+        };
         summaries.set(prefix, state);
       }
       const { summary, keys } = state;

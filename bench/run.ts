@@ -161,7 +161,8 @@ function parseOptions(argv: string[]): Options {
         break;
       case '--only': {
         const names = (value ?? '').split(',').filter(Boolean);
-        for (const name of names) if (!SCENARIOS.includes(name as Scenario)) throw new Error(`unknown scenario ${name}; one of ${SCENARIOS.join(', ')}`);
+        for (const name of names)
+          if (!SCENARIOS.includes(name as Scenario)) throw new Error(`unknown scenario ${name}; one of ${SCENARIOS.join(', ')}`);
         options.only = new Set(names as Scenario[]);
         break;
       }
@@ -358,7 +359,9 @@ class Bench {
 
   async profileStop(name: string): Promise<void> {
     if (!this.options.profile || !this.hookline?.child.running) return;
-    const file = await this.hookline.child.call<string | undefined>('profileStop', { path: join(this.profileDir, `hookline-${name}.cpuprofile`) });
+    const file = await this.hookline.child.call<string | undefined>('profileStop', {
+      path: join(this.profileDir, `hookline-${name}.cpuprofile`),
+    });
     if (!file) return;
     this.profiles.push(file);
     console.log(formatProfile(file, 20));
@@ -389,7 +392,8 @@ class Bench {
 
   async cpuSnapshot(): Promise<CpuSnapshot> {
     const pids: CpuSnapshot['pids'] = new Map();
-    if (this.hookline?.child.running) pids.set(this.hookline.child.pid, { cpu: processCpuSeconds(this.hookline.child.pid), kind: 'hookline' });
+    if (this.hookline?.child.running)
+      pids.set(this.hookline.child.pid, { cpu: processCpuSeconds(this.hookline.child.pid), kind: 'hookline' });
     if (this.receiver?.running) pids.set(this.receiver.pid, { cpu: processCpuSeconds(this.receiver.pid), kind: 'receiver' });
     if (this.db) {
       const backends = await this.db.pool.query<{ pid: number; backend_type: string }>(
@@ -417,13 +421,17 @@ class Bench {
       elapsedS: round((end.at - start.at) / 1000, 2),
       machineBusyPct: round((busy / total) * 100, 1),
       hooklineCpuS: round(byKind.hookline, 2),
-      hooklineRunQueueS: start.hookline && start.hookline.pid === end.hookline?.pid ? round(end.hookline.waited - start.hookline.waited, 2) : undefined,
+      hooklineRunQueueS:
+        start.hookline && start.hookline.pid === end.hookline?.pid ? round(end.hookline.waited - start.hookline.waited, 2) : undefined,
       postgresCpuS: round(byKind.postgres, 2),
       autovacuumCpuS: round(byKind.autovacuum, 2),
       receiverCpuS: round(byKind.receiver, 2),
       loadGeneratorCpuS: round(loadGeneratorCpuS, 2),
       orchestratorCpuS: round(orchestratorCpuS, 2),
-      otherCpuS: round(busy - byKind.hookline - byKind.postgres - byKind.autovacuum - byKind.receiver - loadGeneratorCpuS - orchestratorCpuS, 2),
+      otherCpuS: round(
+        busy - byKind.hookline - byKind.postgres - byKind.autovacuum - byKind.receiver - loadGeneratorCpuS - orchestratorCpuS,
+        2,
+      ),
     };
     this.cpu[name] = use;
     await this.profileStop(name);
@@ -437,10 +445,15 @@ class Bench {
   async collectSqlStats(name: string): Promise<void> {
     if (!this.options.sqlStats || !this.hookline) return;
     const stats = await this.hookline.child.call<Array<{ statement: string; calls: number; totalMs: number; maxMs: number }>>('sqlStats');
-    const top = stats.slice(0, 8).map((s) => ({ ...s, totalMs: Math.round(s.totalMs), meanMs: round(s.totalMs / s.calls, 2), maxMs: round(s.maxMs, 1) }));
+    const top = stats
+      .slice(0, 8)
+      .map((s) => ({ ...s, totalMs: Math.round(s.totalMs), meanMs: round(s.totalMs / s.calls, 2), maxMs: round(s.maxMs, 1) }));
     this.sql[name] = top;
     console.log(`SQL time in Hookline during ${name} (top statements by total time):`);
-    for (const s of top) console.log(`  ${String(s.totalMs).padStart(7)} ms  ${String(s.calls).padStart(6)} calls  mean ${s.meanMs} ms  max ${s.maxMs} ms  ${s.statement.slice(0, 90)}`);
+    for (const s of top)
+      console.log(
+        `  ${String(s.totalMs).padStart(7)} ms  ${String(s.calls).padStart(6)} calls  mean ${s.meanMs} ms  max ${s.maxMs} ms  ${s.statement.slice(0, 90)}`,
+      );
   }
 
   summary(prefix: string): Promise<ArrivalSummary> {
@@ -455,7 +468,12 @@ class Bench {
    * Polls the receiver until `expected` distinct deliveries arrived (with `attempts`, until that
    * many requests arrived in all, retries included), or nothing new came for `stallMs`.
    */
-  async waitForArrivals(prefix: string, expected: number, stallMs: number, counting: 'deliveries' | 'attempts' = 'deliveries'): Promise<ArrivalSummary> {
+  async waitForArrivals(
+    prefix: string,
+    expected: number,
+    stallMs: number,
+    counting: 'deliveries' | 'attempts' = 'deliveries',
+  ): Promise<ArrivalSummary> {
     let last = -1;
     let lastChange = Date.now();
     for (;;) {
@@ -474,7 +492,12 @@ class Bench {
   }
 
   /** Polls the database until `expected` deliveries of the type have `status`; the wall time it saw them. */
-  async waitForStatus(type: string, status: string, expected: number, timeoutMs: number): Promise<{ at: number; counts: Record<string, number> }> {
+  async waitForStatus(
+    type: string,
+    status: string,
+    expected: number,
+    timeoutMs: number,
+  ): Promise<{ at: number; counts: Record<string, number> }> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const counts = await statusCounts(this.db!.pool, type);
@@ -498,7 +521,9 @@ class Bench {
   async ceiling(label: 'ceiling' | 'ceiling-again' | 'ceiling-dispatch' = 'ceiling'): Promise<void> {
     const s = this.sizes;
     const client = label === 'ceiling-dispatch' ? 'undici-dispatch' : 'undici';
-    this.log(`1 ${label}: ${client} straight at the receiver, ${DISPATCH_CONCURRENCY} in flight over ${ENDPOINTS} endpoints, ${ENDPOINT_CONCURRENCY} sockets each, ${s.ceilingMs} ms`);
+    this.log(
+      `1 ${label}: ${client} straight at the receiver, ${DISPATCH_CONCURRENCY} in flight over ${ENDPOINTS} endpoints, ${ENDPOINT_CONCURRENCY} sockets each, ${s.ceilingMs} ms`,
+    );
     await this.receiver!.call('clear');
     const cpu = await this.cpuSnapshot();
     const args: LoadHttpArgs = {
@@ -516,7 +541,11 @@ class Bench {
     this.log(`  ${label} ${result.perSec}/s (${result.failures} failures); receiver CPU ${use.receiverCpuS} s`);
     if (label === 'ceiling-dispatch') {
       Object.assign(this.results, { ceilingDispatchPerSec: result.perSec, ceilingDispatchClientCpuUsPerRequest: result.cpuUsPerRequest });
-      this.row('1 ceiling', "for comparison: deliveries/s through undici's dispatch (Hookline's API), client CPU per request", `${result.perSec}, ${result.cpuUsPerRequest} µs`);
+      this.row(
+        '1 ceiling',
+        "for comparison: deliveries/s through undici's dispatch (Hookline's API), client CPU per request",
+        `${result.perSec}, ${result.cpuUsPerRequest} µs`,
+      );
       return;
     }
     this.ceilingRuns.push(result.perSec);
@@ -526,7 +555,11 @@ class Bench {
       ceilingFailures: ((this.results.ceilingFailures as number | undefined) ?? 0) + result.failures,
       ceilingClientCpuUsPerRequest: result.cpuUsPerRequest,
     });
-    this.row('1 ceiling', `deliveries/s (undici → receiver, no DB)${label === 'ceiling' ? '' : `, again before the backlog`}`, result.perSec);
+    this.row(
+      '1 ceiling',
+      `deliveries/s (undici → receiver, no DB)${label === 'ceiling' ? '' : `, again before the backlog`}`,
+      result.perSec,
+    );
     if (label === 'ceiling') this.row('1 ceiling', 'client CPU per request', `${result.cpuUsPerRequest} µs`);
   }
 
@@ -560,9 +593,21 @@ class Bench {
   async managementApi(): Promise<void> {
     const s = this.sizes;
     const base = this.hookline!.baseUrl;
-    this.log(`7 management API: autocannon, ${s.apiConnections} connections, ${s.apiSec} s per route in two windows (bare, list, list, bare)`);
-    const bare: ApiLoadArgs = { url: `${base}/api/v1/external/bench/bare`, headers: {}, connections: s.apiConnections, durationSec: s.apiSec };
-    const list: ApiLoadArgs = { url: `${base}/api/v1/external/webhooks`, headers: { 'x-api-key': ADMIN_KEY }, connections: s.apiConnections, durationSec: s.apiSec };
+    this.log(
+      `7 management API: autocannon, ${s.apiConnections} connections, ${s.apiSec} s per route in two windows (bare, list, list, bare)`,
+    );
+    const bare: ApiLoadArgs = {
+      url: `${base}/api/v1/external/bench/bare`,
+      headers: {},
+      connections: s.apiConnections,
+      durationSec: s.apiSec,
+    };
+    const list: ApiLoadArgs = {
+      url: `${base}/api/v1/external/webhooks`,
+      headers: { 'x-api-key': ADMIN_KEY },
+      connections: s.apiConnections,
+      durationSec: s.apiSec,
+    };
     if (s.apiWarmupSec > 0) {
       await this.registry.run<ApiLoadResult>('api-load', { ...bare, durationSec: s.apiWarmupSec });
       await this.registry.run<ApiLoadResult>('api-load', { ...list, durationSec: s.apiWarmupSec });
@@ -574,7 +619,9 @@ class Bench {
     const list1 = await this.apiWindow('api-webhooks', { ...list, durationSec: half });
     const list2 = await this.apiWindow('api-webhooks', { ...list, durationSec: half }, list1.use);
     const bare2 = await this.apiWindow('api-bare', { ...bare, durationSec: half }, bare1.use);
-    this.log(`  req/s by window: bare ${bare1.result.perSec}, GET /webhooks ${list1.result.perSec}, GET /webhooks ${list2.result.perSec}, bare ${bare2.result.perSec}`);
+    this.log(
+      `  req/s by window: bare ${bare1.result.perSec}, GET /webhooks ${list1.result.perSec}, GET /webhooks ${list2.result.perSec}, bare ${bare2.result.perSec}`,
+    );
     const bareResult = mergeApiLoads(bare1.result, bare2.result);
     const listResult = mergeApiLoads(list1.result, list2.result);
     const ratio = round(listResult.perSec / bareResult.perSec, 3);
@@ -592,7 +639,13 @@ class Bench {
     this.row('7 API', 'ratio to the bare route', ratio, '≥ 0.5', ratio >= 0.5);
     this.row('7 API', 'GET /webhooks p50 / p99 latency', `${listResult.latencyP50Ms} / ${listResult.latencyP99Ms} ms`);
     if (listResult.non2xx + bareResult.non2xx + listResult.errors + bareResult.errors > 0) {
-      this.row('7 API', 'non-2xx / errors', `${listResult.non2xx + bareResult.non2xx} / ${listResult.errors + bareResult.errors}`, '0', false);
+      this.row(
+        '7 API',
+        'non-2xx / errors',
+        `${listResult.non2xx + bareResult.non2xx} / ${listResult.errors + bareResult.errors}`,
+        '0',
+        false,
+      );
     }
     this.log(`  bare ${bareResult.perSec}/s, GET /webhooks ${listResult.perSec}/s (ratio ${ratio})`);
   }
@@ -603,11 +656,21 @@ class Bench {
     const type: EventType = 'order.created';
     const total = s.throughputEvents * ENDPOINTS;
     this.log(`2 throughput: ${s.throughputEvents} events × ${ENDPOINTS} endpoints = ${total} deliveries, published in bulk (SQL)`);
-    const webhookIds = await this.createWebhooks(type, this.ports.map((_, i) => this.url(i, `/ok/thr/${i}`)));
+    const webhookIds = await this.createWebhooks(
+      type,
+      this.ports.map((_, i) => this.url(i, `/ok/thr/${i}`)),
+    );
     await this.receiver!.call('clear');
     await this.resetSqlStats();
     const cpu = await this.cpuSnapshot();
-    const published = await bulkPublish(this.db!.pool, { storeId: STORE, type, webhookIds, events: s.throughputEvents, batchEvents: 200, notify: true });
+    const published = await bulkPublish(this.db!.pool, {
+      storeId: STORE,
+      type,
+      webhookIds,
+      events: s.throughputEvents,
+      batchEvents: 200,
+      notify: true,
+    });
     this.log(`  published ${published.deliveries} deliveries in ${published.ms} ms`);
     const arrived = await this.waitForArrivals('/ok/thr/', total, 30_000);
     const durable = await this.waitForStatus(type, 'succeeded', total, 60_000);
@@ -632,10 +695,18 @@ class Bench {
     });
     this.row('2 throughput', `deliveries/s, first → last arrival (${total})`, allDurable ? perSec : `${perSec} (NOT all durable)`);
     this.ratioRow('2 throughput', 'throughputRatio', perSec, allDurable);
-    this.row('2 throughput', 'all succeeded in the DB / duplicates', `${durable.counts.succeeded ?? 0} of ${total} / ${arrived.count - arrived.unique}`);
+    this.row(
+      '2 throughput',
+      'all succeeded in the DB / duplicates',
+      `${durable.counts.succeeded ?? 0} of ${total} / ${arrived.count - arrived.unique}`,
+    );
     this.row('2 throughput', 'deliveries/s until all durable', durablePerSec);
     this.row('2 throughput', 'attempts by outcome', formatCounts(attempts));
-    this.row('2 throughput', 'CPU ms per delivery: Hookline / PostgreSQL', `${round((use.hooklineCpuS * 1000) / total, 3)} / ${round((use.postgresCpuS * 1000) / total, 3)}`);
+    this.row(
+      '2 throughput',
+      'CPU ms per delivery: Hookline / PostgreSQL',
+      `${round((use.hooklineCpuS * 1000) / total, 3)} / ${round((use.postgresCpuS * 1000) / total, 3)}`,
+    );
     this.log(`  ${perSec}/s first→last arrival over ${Math.round(spanMs)} ms; DB: ${JSON.stringify(durable.counts)}`);
   }
 
@@ -718,7 +789,10 @@ class Bench {
     }
     if (endpointsSeen.length < endpoints) missing += (endpoints - endpointsSeen.length) * apiMs.length;
     const seconds = [...bySecond].map(([second, values]) => ({ second, ...distribution(values) }));
-    const worst = seconds.filter((w) => w.second >= 0).sort((a, b) => b.max - a.max).slice(0, 3);
+    const worst = seconds
+      .filter((w) => w.second >= 0)
+      .sort((a, b) => b.max - a.max)
+      .slice(0, 3);
     this.log(`  slowest seconds: ${worst.map((w) => `${w.second}: p50 ${w.p50} p99 ${w.p99} max ${w.max} ms`).join('; ')}`);
     if (this.options.sqlStats && this.hookline) {
       // What Hookline went through in those seconds: its event loop's worst delay, its slow statements.
@@ -730,18 +804,29 @@ class Bench {
         const quarters = timeline.loopDelays.filter(([at]) => at >= from && at < to);
         const loop = quarters.map(([, ms]) => Math.round(ms));
         const waited = quarters.map(([, , ms]) => Math.round(ms));
-        const sql = timeline.slowSql.filter(([at]) => at >= from && at < to).map(([, ms, text]) => `${Math.round(ms)} ms ${text.slice(0, 18)}`);
-        this.log(`    second ${w.second}: event loop delay max per 250 ms [${loop.join(', ')}], main thread waiting for a CPU [${waited.join(', ')}] ms; statements ≥ 10 ms: ${sql.length} ${sql.slice(0, 6).join(', ')}`);
+        const sql = timeline.slowSql
+          .filter(([at]) => at >= from && at < to)
+          .map(([, ms, text]) => `${Math.round(ms)} ms ${text.slice(0, 18)}`);
+        this.log(
+          `    second ${w.second}: event loop delay max per 250 ms [${loop.join(', ')}], main thread waiting for a CPU [${waited.join(', ')}] ms; statements ≥ 10 ms: ${sql.length} ${sql.slice(0, 6).join(', ')}`,
+        );
       }
     }
-    this.results[`${name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}BySecond`] = seconds.map((w) => [w.second, w.p50, w.p99, w.max]);
+    this.results[`${name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}BySecond`] = seconds.map((w) => [
+      w.second,
+      w.p50,
+      w.p99,
+      w.max,
+    ]);
     return { latencies, warmLatencies, publish, missing, apiMs };
   }
 
   /** 3. Publish→arrival at a fixed rate (POST /events) to one endpoint. */
   async latency(): Promise<void> {
     const s = this.sizes;
-    this.log(`3 latency: POST /events at ${s.latencyRate}/s for ${(s.latencyWarmupMs + s.latencyMs) / 1000} s (first ${s.latencyWarmupMs / 1000} s not counted) to 1 endpoint`);
+    this.log(
+      `3 latency: POST /events at ${s.latencyRate}/s for ${(s.latencyWarmupMs + s.latencyMs) / 1000} s (first ${s.latencyWarmupMs / 1000} s not counted) to 1 endpoint`,
+    );
     await this.createWebhooks('order.updated', [this.url(0, '/ok/lat/0')]);
     await this.settle();
     // A fresh process answers its first POST /events slowly (V8 compiles Nest's request pipeline as
@@ -752,7 +837,15 @@ class Bench {
     // 2.1-4.0 ms in a median second of the phase; after 15 s, 4.7-9.5 ms (bench/README.md, twelfth session).
     this.log(`  ramp: 100/s for ${s.latencyRampMs / 1000} s (not counted)`);
     const ramp = await this.publishAndMeasure('latency-ramp', 'order.updated', '/ok/lat/', 1, 100, 0, s.latencyRampMs);
-    const { latencies, warmLatencies, publish, missing, apiMs } = await this.publishAndMeasure('latency', 'order.updated', '/ok/lat/', 1, s.latencyRate, s.latencyWarmupMs, s.latencyMs);
+    const { latencies, warmLatencies, publish, missing, apiMs } = await this.publishAndMeasure(
+      'latency',
+      'order.updated',
+      '/ok/lat/',
+      1,
+      s.latencyRate,
+      s.latencyWarmupMs,
+      s.latencyMs,
+    );
     const rampD = distribution(ramp.latencies);
     const warmD = distribution(warmLatencies);
     Object.assign(this.results, { latencyRampP99Ms: rampD.p99, latencyWarmupP99Ms: warmD.p99 });
@@ -771,10 +864,21 @@ class Bench {
       publishApiP50Ms: api.p50,
       publishApiP99Ms: api.p99,
     });
-    this.row('3 latency', `publish → arrival p50 / p95 / p99 / max (${d.count} events at ${publish.achievedPerSec}/s)`, `${d.p50} / ${d.p95} / ${d.p99} / ${d.max} ms`, 'p99 ≤ 25 ms', d.p99 <= 25 && missing === 0);
+    this.row(
+      '3 latency',
+      `publish → arrival p50 / p95 / p99 / max (${d.count} events at ${publish.achievedPerSec}/s)`,
+      `${d.p50} / ${d.p95} / ${d.p99} / ${d.max} ms`,
+      'p99 ≤ 25 ms',
+      d.p99 <= 25 && missing === 0,
+    );
     this.row('3 latency', 'POST /events answered p50 / p99', `${api.p50} / ${api.p99} ms`);
-    this.row('3 latency', `not counted: p99 of the ramp at 100/s / of the first ${s.latencyWarmupMs / 1000} s at ${s.latencyRate}/s`, `${rampD.p99} / ${warmD.p99} ms`);
-    if (missing || publish.errors) this.row('3 latency', 'missing deliveries / publish errors', `${missing} / ${publish.errors}`, '0', false);
+    this.row(
+      '3 latency',
+      `not counted: p99 of the ramp at 100/s / of the first ${s.latencyWarmupMs / 1000} s at ${s.latencyRate}/s`,
+      `${rampD.p99} / ${warmD.p99} ms`,
+    );
+    if (missing || publish.errors)
+      this.row('3 latency', 'missing deliveries / publish errors', `${missing} / ${publish.errors}`, '0', false);
     this.log(`  p50 ${d.p50} p95 ${d.p95} p99 ${d.p99} max ${d.max} ms; POST /events p50 ${api.p50} p99 ${api.p99} ms; missing ${missing}`);
     if (this.options.quick) return;
     // For diagnosis: the same path well below saturation, so that queueing and path latency can be told apart.
@@ -784,21 +888,46 @@ class Bench {
     const low = await this.publishAndMeasure('latency-100', 'order.updated', '/ok/lat/', 1, lowRate, s.latencyWarmupMs, s.latencyMs / 2);
     const l = distribution(low.latencies);
     Object.assign(this.results, { latencyAt100P50Ms: l.p50, latencyAt100P99Ms: l.p99, latencyAt100MaxMs: l.max });
-    this.row('3 latency', `for comparison, at ${lowRate}/s: p50 / p95 / p99 / max (${l.count})`, `${l.p50} / ${l.p95} / ${l.p99} / ${l.max} ms`);
+    this.row(
+      '3 latency',
+      `for comparison, at ${lowRate}/s: p50 / p95 / p99 / max (${l.count})`,
+      `${l.p50} / ${l.p95} / ${l.p99} / ${l.max} ms`,
+    );
     this.log(`  at ${lowRate}/s: p50 ${l.p50} p99 ${l.p99} max ${l.max} ms`);
   }
 
   /** 5. Ten endpoints all healthy, then nine healthy and one that never answers. */
   async isolation(): Promise<void> {
     const s = this.sizes;
-    this.log(`5 isolation: ${s.isoRate} events/s × ${ENDPOINTS} endpoints for ${(s.isoWarmupMs + s.isoMs) / 1000} s, all healthy, then one never answering (DELIVERY_TIMEOUT_MS=${DELIVERY_TIMEOUT_MS})`);
-    await this.createWebhooks('order.completed', this.ports.map((_, i) => this.url(i, `/ok/isob/${i}`)));
+    this.log(
+      `5 isolation: ${s.isoRate} events/s × ${ENDPOINTS} endpoints for ${(s.isoWarmupMs + s.isoMs) / 1000} s, all healthy, then one never answering (DELIVERY_TIMEOUT_MS=${DELIVERY_TIMEOUT_MS})`,
+    );
+    await this.createWebhooks(
+      'order.completed',
+      this.ports.map((_, i) => this.url(i, `/ok/isob/${i}`)),
+    );
     await this.settle();
-    const healthy = await this.publishAndMeasure('isolation-healthy', 'order.completed', '/ok/isob/', ENDPOINTS, s.isoRate, s.isoWarmupMs, s.isoMs);
+    const healthy = await this.publishAndMeasure(
+      'isolation-healthy',
+      'order.completed',
+      '/ok/isob/',
+      ENDPOINTS,
+      s.isoRate,
+      s.isoWarmupMs,
+      s.isoMs,
+    );
     const urls = this.ports.map((_, i) => (i === ENDPOINTS - 1 ? this.url(i, `/hang/isoh/${i}`) : this.url(i, `/ok/isoh/${i}`)));
     const ids = await this.createWebhooks('product.updated', urls);
     await this.settle();
-    const isolated = await this.publishAndMeasure('isolation-one-hanging', 'product.updated', '/ok/isoh/', ENDPOINTS - 1, s.isoRate, s.isoWarmupMs, s.isoMs);
+    const isolated = await this.publishAndMeasure(
+      'isolation-one-hanging',
+      'product.updated',
+      '/ok/isoh/',
+      ENDPOINTS - 1,
+      s.isoRate,
+      s.isoWarmupMs,
+      s.isoMs,
+    );
     const hangAttempts = (await this.summary('/hang/isoh/')).count;
     // Stop the dead endpoint's retries from running into the next scenarios.
     await this.api('PUT', `/webhooks/${ids[ENDPOINTS - 1]}`, { isActive: false });
@@ -828,7 +957,8 @@ class Bench {
     this.row('5 isolation', 'isolated p99 / healthy p99', ratio, '≤ 2', ratio <= 2 && isolated.missing === 0);
     this.row('5 isolation', 'POST /events answered p99: all healthy / one hanging', `${hApi.p99} / ${iApi.p99} ms`);
     this.row('5 isolation', 'attempts that reached the hanging endpoint', hangAttempts);
-    if (healthy.missing || isolated.missing) this.row('5 isolation', 'missing healthy deliveries', healthy.missing + isolated.missing, '0', false);
+    if (healthy.missing || isolated.missing)
+      this.row('5 isolation', 'missing healthy deliveries', healthy.missing + isolated.missing, '0', false);
     this.log(`  healthy p99 ${h.p99} ms, isolated p99 ${i.p99} ms (×${ratio}); ${hangAttempts} attempts hung`);
   }
 
@@ -836,8 +966,13 @@ class Bench {
   async retry(): Promise<void> {
     const s = this.sizes;
     const type: EventType = 'payment.received';
-    this.log(`4 retry timing: ${s.retryEvents} events × ${s.retryEndpoints} endpoints answering 500, schedule ${RETRY_SCHEDULE_MS.join(',')} ms`);
-    await this.createWebhooks(type, Array.from({ length: s.retryEndpoints }, (_, i) => this.url(i, `/fail/retry/${i}`)));
+    this.log(
+      `4 retry timing: ${s.retryEvents} events × ${s.retryEndpoints} endpoints answering 500, schedule ${RETRY_SCHEDULE_MS.join(',')} ms`,
+    );
+    await this.createWebhooks(
+      type,
+      Array.from({ length: s.retryEndpoints }, (_, i) => this.url(i, `/fail/retry/${i}`)),
+    );
     await this.receiver!.call('clear');
     const cpu = await this.cpuSnapshot();
     const publish = await this.registry.run<PublisherResult>('publisher', {
@@ -897,8 +1032,20 @@ class Bench {
     });
     const ok1 = within(gap1, RETRY_SCHEDULE_MS[1]);
     const ok2 = within(gap2, RETRY_SCHEDULE_MS[2]);
-    this.row('4 retry', `gap 1→2 mean / min / max (${gap1.length})`, `${round(mean(gap1), 1)} / ${round(min(gap1), 1)} / ${round(max(gap1), 1)} ms`, '1000 ± 15 %', ok1);
-    this.row('4 retry', `gap 2→3 mean / min / max (${gap2.length})`, `${round(mean(gap2), 1)} / ${round(min(gap2), 1)} / ${round(max(gap2), 1)} ms`, '4000 ± 15 %', ok2);
+    this.row(
+      '4 retry',
+      `gap 1→2 mean / min / max (${gap1.length})`,
+      `${round(mean(gap1), 1)} / ${round(min(gap1), 1)} / ${round(max(gap1), 1)} ms`,
+      '1000 ± 15 %',
+      ok1,
+    );
+    this.row(
+      '4 retry',
+      `gap 2→3 mean / min / max (${gap2.length})`,
+      `${round(mean(gap2), 1)} / ${round(min(gap2), 1)} / ${round(max(gap2), 1)} ms`,
+      '4000 ± 15 %',
+      ok2,
+    );
     this.row(
       '4 retry',
       'deliveries failed in DB / with ≠ 3 attempts',
@@ -906,7 +1053,9 @@ class Bench {
       `${deliveries} / 0`,
       (failed.counts.failed ?? 0) === deliveries && wrongAttemptCount === 0 && byDelivery.size === deliveries,
     );
-    this.log(`  gap1 mean ${round(mean(gap1), 1)} [${round(min(gap1), 1)}, ${round(max(gap1), 1)}] ms, gap2 mean ${round(mean(gap2), 1)} [${round(min(gap2), 1)}, ${round(max(gap2), 1)}] ms`);
+    this.log(
+      `  gap1 mean ${round(mean(gap1), 1)} [${round(min(gap1), 1)}, ${round(max(gap1), 1)}] ms, gap2 mean ${round(mean(gap2), 1)} [${round(min(gap2), 1)}, ${round(max(gap2), 1)}] ms`,
+    );
   }
 
   /**
@@ -934,7 +1083,9 @@ class Bench {
         startedMs: rows.map((row) => Math.round(Number(row.started) - first)),
       };
       explained.push(entry);
-      this.log(`  ! retry gap out of range: ${entry.delivery} (endpoint ${endpoint}), ${entry.atPhaseMs} ms into the phase: arrived at +${entry.arrivedMs.join(', +')} ms, attempts started (DB) at +${entry.startedMs.join(', +')} ms`);
+      this.log(
+        `  ! retry gap out of range: ${entry.delivery} (endpoint ${endpoint}), ${entry.atPhaseMs} ms into the phase: arrived at +${entry.arrivedMs.join(', +')} ms, attempts started (DB) at +${entry.startedMs.join(', +')} ms`,
+      );
     }
     if (explained.length > 0) this.results.retryOutOfRange = explained;
   }
@@ -944,12 +1095,24 @@ class Bench {
     const s = this.sizes;
     const type: EventType = 'customer.created';
     const total = s.backlogEvents * ENDPOINTS;
-    this.log(`6 backlog: ${total} pending deliveries (${s.backlogEvents} events × ${ENDPOINTS} endpoints) inserted directly, drained by one fresh Hookline`);
-    const webhookIds = await this.createWebhooks(type, this.ports.map((_, i) => this.url(i, `/ok/backlog/${i}`)));
+    this.log(
+      `6 backlog: ${total} pending deliveries (${s.backlogEvents} events × ${ENDPOINTS} endpoints) inserted directly, drained by one fresh Hookline`,
+    );
+    const webhookIds = await this.createWebhooks(
+      type,
+      this.ports.map((_, i) => this.url(i, `/ok/backlog/${i}`)),
+    );
     await this.stopHookline();
     // The machine's ceiling again, now (other load on a shared machine varies); the highest run counts.
     if (this.has('ceiling')) await this.ceiling('ceiling-again');
-    const published = await bulkPublish(this.db!.pool, { storeId: STORE, type, webhookIds, events: s.backlogEvents, batchEvents: 2000, notify: false });
+    const published = await bulkPublish(this.db!.pool, {
+      storeId: STORE,
+      type,
+      webhookIds,
+      events: s.backlogEvents,
+      batchEvents: 2000,
+      notify: false,
+    });
     this.log(`  inserted ${published.deliveries} pending deliveries in ${published.ms} ms`);
     await this.db!.pool.query('VACUUM ANALYZE deliveries');
     await this.receiver!.call('clear');
@@ -1008,10 +1171,22 @@ class Bench {
     this.row('6 backlog', `deliveries/s draining ${total}`, allDurable ? perSec : `${perSec} (NOT all durable)`);
     this.ratioRow('6 backlog', 'backlogRatio', perSec, allDurable);
     this.row('6 backlog', 'peak RSS of the Hookline process (VmHWM)', `${peakRssMb} MB`, '< 300 MB', peakRssMb < 300);
-    this.row('6 backlog', 'peak V8 heap used / total, external (sampled every 0.5 s); heap used after a full GC at the end', `${heap.heapUsedMb} / ${heap.heapTotalMb}, ${heap.externalMb}; ${heapAfterGcMb} MB`);
-    this.row('6 backlog', 'all succeeded in the DB / duplicates', `${durable.counts.succeeded ?? 0} of ${total} / ${arrived.count - arrived.unique}`);
+    this.row(
+      '6 backlog',
+      'peak V8 heap used / total, external (sampled every 0.5 s); heap used after a full GC at the end',
+      `${heap.heapUsedMb} / ${heap.heapTotalMb}, ${heap.externalMb}; ${heapAfterGcMb} MB`,
+    );
+    this.row(
+      '6 backlog',
+      'all succeeded in the DB / duplicates',
+      `${durable.counts.succeeded ?? 0} of ${total} / ${arrived.count - arrived.unique}`,
+    );
     this.row('6 backlog', 'attempts by outcome', formatCounts(attempts));
-    this.row('6 backlog', 'CPU ms per delivery: Hookline / PostgreSQL', `${round((use.hooklineCpuS * 1000) / total, 3)} / ${round((use.postgresCpuS * 1000) / total, 3)}`);
+    this.row(
+      '6 backlog',
+      'CPU ms per delivery: Hookline / PostgreSQL',
+      `${round((use.hooklineCpuS * 1000) / total, 3)} / ${round((use.postgresCpuS * 1000) / total, 3)}`,
+    );
     this.log(`  ${perSec}/s over ${Math.round(spanMs)} ms, peak RSS ${peakRssMb} MB; DB: ${JSON.stringify(durable.counts)}`);
     await this.stopHookline();
   }
@@ -1019,7 +1194,9 @@ class Bench {
   /** 6b. The claim statement's time with 0 and with 2,000,000 finished rows in deliveries. */
   async claim(): Promise<void> {
     const s = this.sizes;
-    this.log(`6 claim: DeliveryRepository.claimDue(${500}) from ${s.claimPending} due deliveries, with 0 and ${s.claimFinished} finished rows besides`);
+    this.log(
+      `6 claim: DeliveryRepository.claimDue(${500}) from ${s.claimPending} due deliveries, with 0 and ${s.claimFinished} finished rows besides`,
+    );
     const result = await measureClaim(
       this.serverUrl!,
       { pending: s.claimPending, finished: s.claimFinished, runs: s.claimRuns, batch: 500 },
@@ -1047,10 +1224,22 @@ class Bench {
       claimPlanAt2M: result.atLarge.plan,
     });
     const large = s.claimFinished >= 1_000_000 ? `${s.claimFinished / 1_000_000}M` : `${s.claimFinished / 1000}k`;
-    this.row('6 claim', `claim of 500 (median): 0 → ${large} finished rows`, `${result.at0.claimMedianMs} → ${result.atLarge.claimMedianMs} ms`, 'within 2×', ratio <= 2);
-    this.row('6 claim', `recordOutcomes of 500 (median): 0 → ${large}`, `${result.at0.recordMedianMs} → ${result.atLarge.recordMedianMs} ms`);
+    this.row(
+      '6 claim',
+      `claim of 500 (median): 0 → ${large} finished rows`,
+      `${result.at0.claimMedianMs} → ${result.atLarge.claimMedianMs} ms`,
+      'within 2×',
+      ratio <= 2,
+    );
+    this.row(
+      '6 claim',
+      `recordOutcomes of 500 (median): 0 → ${large}`,
+      `${result.at0.recordMedianMs} → ${result.atLarge.recordMedianMs} ms`,
+    );
     this.row('6 claim', `nextDueAt (median): 0 → ${large}`, `${result.at0.nextDueMedianMs} → ${result.atLarge.nextDueMedianMs} ms`);
-    this.log(`  claim ${result.at0.claimMedianMs} ms at ${result.at0.rowsInTable} rows, ${result.atLarge.claimMedianMs} ms at ${result.atLarge.rowsInTable} rows`);
+    this.log(
+      `  claim ${result.at0.claimMedianMs} ms at ${result.at0.rowsInTable} rows, ${result.atLarge.claimMedianMs} ms at ${result.atLarge.rowsInTable} rows`,
+    );
   }
 
   readonly errors: Record<string, string> = {};
@@ -1067,7 +1256,8 @@ class Bench {
       console.error(`scenario ${scenario} failed: ${message}`);
       if (this.hookline && !this.hookline.child.running) {
         this.hookline = undefined;
-        if (['api', 'throughput', 'latency', 'isolation', 'retry', 'backlog'].some((s) => this.has(s as Scenario))) await this.startHookline('restarted');
+        if (['api', 'throughput', 'latency', 'isolation', 'retry', 'backlog'].some((s) => this.has(s as Scenario)))
+          await this.startHookline('restarted');
       }
     }
   }
@@ -1083,7 +1273,10 @@ class Bench {
       await sleep(500);
       this.results.idleRssMb = round(processMemoryMb(hookline.child.pid)?.rssMb ?? Number.NaN, 1);
       // Ten endpoints in the store's list for GET /webhooks, subscribed to a type never published here.
-      await this.createWebhooks('customer.updated', this.ports.map((_, i) => this.url(i, `/ok/unused/${i}`)));
+      await this.createWebhooks(
+        'customer.updated',
+        this.ports.map((_, i) => this.url(i, `/ok/unused/${i}`)),
+      );
     }
     await this.attempt('api', () => this.managementApi());
     await this.attempt('throughput', () => this.throughput());
@@ -1186,7 +1379,10 @@ function addCpuUse(a: CpuUse, b: CpuUse): CpuUse {
     elapsedS: round(elapsedS, 2),
     machineBusyPct: round((a.machineBusyPct * a.elapsedS + b.machineBusyPct * b.elapsedS) / elapsedS, 1),
     hooklineCpuS: round(a.hooklineCpuS + b.hooklineCpuS, 2),
-    hooklineRunQueueS: a.hooklineRunQueueS === undefined || b.hooklineRunQueueS === undefined ? undefined : round(a.hooklineRunQueueS + b.hooklineRunQueueS, 2),
+    hooklineRunQueueS:
+      a.hooklineRunQueueS === undefined || b.hooklineRunQueueS === undefined
+        ? undefined
+        : round(a.hooklineRunQueueS + b.hooklineRunQueueS, 2),
     postgresCpuS: round(a.postgresCpuS + b.postgresCpuS, 2),
     autovacuumCpuS: round(a.autovacuumCpuS + b.autovacuumCpuS, 2),
     receiverCpuS: round(a.receiverCpuS + b.receiverCpuS, 2),
@@ -1205,7 +1401,9 @@ function formatCounts(counts: Record<string, number>): string {
 function formatTable(rows: Row[]): string {
   const lines = ['| scenario | metric | value | target | met |', '|---|---|---:|---|:---:|'];
   for (const row of rows) {
-    lines.push(`| ${row.scenario} | ${row.metric} | ${row.value} | ${row.target ?? ''} | ${row.pass === undefined ? '' : row.pass ? 'yes' : '**no**'} |`);
+    lines.push(
+      `| ${row.scenario} | ${row.metric} | ${row.value} | ${row.target ?? ''} | ${row.pass === undefined ? '' : row.pass ? 'yes' : '**no**'} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -1225,7 +1423,8 @@ function formatCpu(cpu: Record<string, CpuUse>): string {
 
 async function machineInfo(serverUrl: string | undefined): Promise<Record<string, unknown>> {
   let postgres: string | undefined;
-  if (serverUrl) postgres = (await adminQuery<{ v: string }>(serverUrl, "SELECT current_setting('server_version') AS v").catch(() => []))[0]?.v;
+  if (serverUrl)
+    postgres = (await adminQuery<{ v: string }>(serverUrl, "SELECT current_setting('server_version') AS v").catch(() => []))[0]?.v;
   return {
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model,
@@ -1306,16 +1505,19 @@ async function main(): Promise<void> {
     profiles: bench.profiles,
   };
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`\n${results.command}  (${results.durationSec} s, ${String(machine.cpus)} × ${String(machine.cpuModel)}, Node ${process.version}, PostgreSQL ${String(machine.postgres)})\n`);
+  console.log(
+    `\n${results.command}  (${results.durationSec} s, ${String(machine.cpus)} × ${String(machine.cpuModel)}, Node ${process.version}, PostgreSQL ${String(machine.postgres)})\n`,
+  );
   console.log(formatTable(bench.rows));
   console.log(`\nCPU time by process during each phase:\n`);
   console.log(formatCpu(bench.cpu));
   if (noisyPhases.length > 0) {
-    console.log(`\nWARNING: other processes used more than 20 % of the machine during: ${noisyPhases.join(', ')}. Those figures are unreliable; run again on a quiet machine.`);
+    console.log(
+      `\nWARNING: other processes used more than 20 % of the machine during: ${noisyPhases.join(', ')}. Those figures are unreliable; run again on a quiet machine.`,
+    );
   }
   console.log(`\nresults written to ${options.out}`);
   if (failed || Object.keys(bench.errors).length > 0) process.exitCode = 1;
 }
 
 void main();
-

@@ -41,7 +41,9 @@ async function bootstrap(): Promise<void> {
     process.exit(1);
   }
   const address = app.getHttpServer().address() as { port: number } | null;
-  log.info(`${config.serviceName} (ROLE=${config.role}) listening on http://${config.host}:${address?.port ?? config.port}; API docs at /docs`);
+  log.info(
+    `${config.serviceName} (ROLE=${config.role}) listening on http://${config.host}:${address?.port ?? config.port}; API docs at /docs`,
+  );
 
   let stopping = false;
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {

@@ -85,7 +85,10 @@ describe('authentication and scopes (CONTRACT §3, §4)', () => {
   }
 
   async function createKey(scopes: string[], key = ADMIN_KEY): Promise<CreatedKey> {
-    return expectJson<CreatedKey>(await t.api('/api-keys', { method: 'POST', json: { name: `key ${scopes.join(' ')}`, scopes }, key }), 201);
+    return expectJson<CreatedKey>(
+      await t.api('/api-keys', { method: 'POST', json: { name: `key ${scopes.join(' ')}`, scopes }, key }),
+      201,
+    );
   }
 
   beforeAll(async () => {
@@ -175,7 +178,10 @@ describe('API keys (POST/GET/DELETE /api-keys)', () => {
   }
 
   it('creates a key and shows its text once, in the create response', async () => {
-    const created = await expectJson<CreatedKey>(await create({ name: 'ERP integration', scopes: ['webhooks:read', 'webhooks:write'] }), 201);
+    const created = await expectJson<CreatedKey>(
+      await create({ name: 'ERP integration', scopes: ['webhooks:read', 'webhooks:write'] }),
+      201,
+    );
     expect(Object.keys(created).sort()).toEqual(['createdAt', 'id', 'key', 'name', 'scopes', 'storeId']);
     expect(created).toEqual({
       id: expect.stringMatching(idOf('key')),
@@ -307,7 +313,10 @@ describe('API keys (POST/GET/DELETE /api-keys)', () => {
     it('grants scopes it holds', async () => {
       const created = await expectJson<CreatedKey>(await create({ name: 'subset', scopes: ['webhooks:read'] }, storeAdmin.key), 201);
       expect(created).toMatchObject({ scopes: ['webhooks:read'], storeId: 'st_default' });
-      const same = await expectJson<CreatedKey>(await create({ name: 'same', scopes: ['api-keys:write', 'webhooks:read'] }, storeAdmin.key), 201);
+      const same = await expectJson<CreatedKey>(
+        await create({ name: 'same', scopes: ['api-keys:write', 'webhooks:read'] }, storeAdmin.key),
+        201,
+      );
       expect(same.scopes).toEqual(['api-keys:write', 'webhooks:read']);
     });
   });

@@ -28,7 +28,10 @@ async function statusCounts(db: TestDatabase): Promise<Record<string, number>> {
 
 async function createEndpoints(app: ChildApp, receiver: Receiver): Promise<void> {
   for (const path of PATHS) {
-    const res = await app.api('/webhooks', { method: 'POST', json: { name: path, url: `${receiver.url}${path}`, events: ['order.created'] } });
+    const res = await app.api('/webhooks', {
+      method: 'POST',
+      json: { name: path, url: `${receiver.url}${path}`, events: ['order.created'] },
+    });
     if (res.status !== 201) throw new Error(`create webhook: ${res.status} ${await res.text()}`);
   }
 }
@@ -92,14 +95,21 @@ describe('crash: SIGKILL mid-stream', () => {
     expect((await victim.waitForExit(10_000)).signal).toBe('SIGKILL');
     live.splice(live.indexOf(victim), 1);
     // Claims the dead process held (its own and any other's; the others' are finishing normally).
-    const orphans = (await db!.query<{ id: string }>(`SELECT id FROM deliveries WHERE status = 'pending' AND lease_token IS NOT NULL`)).map((row) => row.id);
+    const orphans = (await db!.query<{ id: string }>(`SELECT id FROM deliveries WHERE status = 'pending' AND lease_token IS NOT NULL`)).map(
+      (row) => row.id,
+    );
     // Mid-stream: some deliveries arrived, not all.
     const arrivedAtKill = receiver.requests.length;
     expect(arrivedAtKill).toBeLessThan(events * PATHS.length);
     const sentAtKill = load.sent;
     // Recovered when every claim held at the kill ended `succeeded` (the lease is 3 s).
     const recovered = eventually(
-      async () => (await db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM deliveries WHERE id = ANY($1::text[]) AND status <> 'succeeded'`, [orphans]))[0].n,
+      async () =>
+        (
+          await db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM deliveries WHERE id = ANY($1::text[]) AND status <> 'succeeded'`, [
+            orphans,
+          ])
+        )[0].n,
       (left) => left === 0,
       { deadlineMs: 30_000, intervalMs: 100, what: 'claims of the killed process delivered' },
     ).then(() => Date.now() - killedAt);
@@ -116,11 +126,15 @@ describe('crash: SIGKILL mid-stream', () => {
       { deadlineMs: 30_000, intervalMs: 200, what: 'every accepted event at every endpoint' },
     );
     // Every delivery row, including those of events whose 202 was lost with the process.
-    await eventually(() => statusCounts(db!), (counts) => Object.keys(counts).length === 1 && counts.succeeded > 0, {
-      deadlineMs: 15_000,
-      intervalMs: 200,
-      what: 'every delivery succeeded',
-    }).catch(async (error: unknown) => {
+    await eventually(
+      () => statusCounts(db!),
+      (counts) => Object.keys(counts).length === 1 && counts.succeeded > 0,
+      {
+        deadlineMs: 15_000,
+        intervalMs: 200,
+        what: 'every delivery succeeded',
+      },
+    ).catch(async (error: unknown) => {
       // What went wrong, for the record: a few deliveries that did not succeed, with their attempts.
       const unfinished = await db!.query<{ id: string; event_id: string }>(
         `SELECT d.id, d.event_id, d.status, d.attempt_count, d.cycle_attempts, d.last_error,
@@ -131,8 +145,12 @@ describe('crash: SIGKILL mid-stream', () => {
       console.log(`${scenario}: deliveries not succeeded: ${JSON.stringify(unfinished)}`);
       // What the receiver saw of them, to tell a request that never arrived from an answer that never came back.
       for (const delivery of unfinished) {
-        const seen = receiver.requests.filter((r) => r.headers['x-webhook-id'] === delivery.event_id).map((r) => `${r.path} at ${new Date(r.at).toISOString()}`);
-        console.log(`${scenario}: ${delivery.id} (event accepted: ${load.accepted.has(delivery.event_id)}) reached the receiver: ${seen.join(', ') || 'never'}; killed at ${new Date(killedAt).toISOString()}`);
+        const seen = receiver.requests
+          .filter((r) => r.headers['x-webhook-id'] === delivery.event_id)
+          .map((r) => `${r.path} at ${new Date(r.at).toISOString()}`);
+        console.log(
+          `${scenario}: ${delivery.id} (event accepted: ${load.accepted.has(delivery.event_id)}) reached the receiver: ${seen.join(', ') || 'never'}; killed at ${new Date(killedAt).toISOString()}`,
+        );
       }
       throw error;
     });
@@ -186,7 +204,9 @@ describe('crash: SIGKILL mid-stream', () => {
     db = await createTestDatabase();
     // Together: migrations run under an advisory lock, so concurrent starts are safe.
     const t0 = Date.now();
-    const apps = await Promise.all(['crash-trio-a', 'crash-trio-b', 'crash-trio-c'].map((name) => ChildApp.start({ databaseUrl: db!.url, name, env: ENV })));
+    const apps = await Promise.all(
+      ['crash-trio-a', 'crash-trio-b', 'crash-trio-c'].map((name) => ChildApp.start({ databaseUrl: db!.url, name, env: ENV })),
+    );
     console.log(`trio started in ${Date.now() - t0} ms`);
     await run('3 processes, 1 SIGKILLed', EVENTS, apps, apps[1], false);
   }, 120_000);

@@ -41,7 +41,10 @@ describe('database outage under load', () => {
     db = await createTestDatabase();
     const app = await ChildApp.start({ databaseUrl: db.url, name: 'outage', env: { DELIVERY_TIMEOUT_MS: '5000', LOG_LEVEL: 'warn' } });
     for (const path of PATHS) {
-      const res = await app.api('/webhooks', { method: 'POST', json: { name: path, url: `${receiver.url}${path}`, events: ['order.created'] } });
+      const res = await app.api('/webhooks', {
+        method: 'POST',
+        json: { name: path, url: `${receiver.url}${path}`, events: ['order.created'] },
+      });
       expect(res.status).toBe(201);
     }
 
@@ -58,16 +61,26 @@ describe('database outage under load', () => {
       // Cut whatever is connected, again and again (a connection may be opening as we cut).
       cutter = (async () => {
         while (cutting && Date.now() - cutAt < OUTAGE_MS) {
-          await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db.name]);
+          await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [
+            db.name,
+          ]);
           await new Promise((resolve) => setTimeout(resolve, 250));
         }
       })();
 
-      await eventually(() => app.health(), (status) => status === 503, { deadlineMs: 5_000, intervalMs: 100, what: '/health 503' });
+      await eventually(
+        () => app.health(),
+        (status) => status === 503,
+        { deadlineMs: 5_000, intervalMs: 100, what: '/health 503' },
+      );
       outage.health503AfterMs = Date.now() - cutAt;
       // A publish of its own, besides the load: a clear 503 in the error shape.
       const res = await eventually(
-        () => app.api('/events', { method: 'POST', json: { type: 'order.created', data: { id: 'o', orderNumber: 'ORD-1', status: 'PENDING', total: 1, currency: 'EUR' } } }),
+        () =>
+          app.api('/events', {
+            method: 'POST',
+            json: { type: 'order.created', data: { id: 'o', orderNumber: 'ORD-1', status: 'PENDING', total: 1, currency: 'EUR' } },
+          }),
         (response) => response.status !== 202,
         { deadlineMs: 5_000, intervalMs: 100, what: 'a publish refused' },
       );
@@ -83,23 +96,35 @@ describe('database outage under load', () => {
     }
     expect(outage.health503).toBe(1);
 
-    const healthBackMs = (await eventually(async () => [await app.health(), Date.now() - restoredAt] as const, ([status]) => status === 200, {
-      deadlineMs: 15_000,
-      intervalMs: 100,
-      what: '/health 200 again',
-    }))[1];
+    const healthBackMs = (
+      await eventually(
+        async () => [await app.health(), Date.now() - restoredAt] as const,
+        ([status]) => status === 200,
+        {
+          deadlineMs: 15_000,
+          intervalMs: 100,
+          what: '/health 200 again',
+        },
+      )
+    )[1];
     // Publishing works again: some events accepted after the restore.
     const acceptedAtRestore = load.accepted.size;
-    await eventually(async () => load.accepted.size, (size) => size >= acceptedAtRestore + 100, { deadlineMs: 15_000, intervalMs: 100, what: 'publishes accepted again' });
+    await eventually(
+      async () => load.accepted.size,
+      (size) => size >= acceptedAtRestore + 100,
+      { deadlineMs: 15_000, intervalMs: 100, what: 'publishes accepted again' },
+    );
     load.stop();
     await load.done;
 
     const accepted = [...load.accepted.keys()];
-    const deliveredAfterMs = (await eventually(
-      async () => [deliveryReport(receiver, accepted, PATHS).missing.length, Date.now() - restoredAt] as const,
-      ([missing]) => missing === 0,
-      { deadlineMs: 30_000, intervalMs: 200, what: 'every accepted event delivered' },
-    ))[1];
+    const deliveredAfterMs = (
+      await eventually(
+        async () => [deliveryReport(receiver, accepted, PATHS).missing.length, Date.now() - restoredAt] as const,
+        ([missing]) => missing === 0,
+        { deadlineMs: 30_000, intervalMs: 200, what: 'every accepted event delivered' },
+      )
+    )[1];
     await eventually(
       async () => (await db!.query<{ n: number }>(`SELECT count(*)::int AS n FROM deliveries WHERE status <> 'succeeded'`))[0].n,
       (left) => left === 0,

@@ -47,7 +47,10 @@ describe('delivery to a real receiver', () => {
     expect(request.headers['x-webhook-signature']).toBe(expected);
     expect(verifyWebhook(webhook.secret, request.headers, request.body).id).toBe(event.id);
 
-    const [row] = await eventually(() => deliveriesOf(t, webhook.id), (rows) => rows[0]?.status === 'succeeded');
+    const [row] = await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows[0]?.status === 'succeeded',
+    );
     expect(row).toMatchObject({ eventId: event.id, status: 'succeeded', attemptCount: 1, lastStatusCode: 200, nextAttemptAt: null });
   });
 
@@ -72,7 +75,10 @@ describe('delivery to a real receiver', () => {
     expect(new Set(attempts.map((a) => a.headers['x-webhook-timestamp'])).size).toBe(3);
     for (const attempt of attempts) expect(verifyWebhook(webhook.secret, attempt.headers, attempt.body).id).toBe(event.id);
 
-    const [row] = await eventually(() => deliveriesOf(t, webhook.id), (rows) => rows[0]?.status === 'failed');
+    const [row] = await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows[0]?.status === 'failed',
+    );
     const detail = await delivery(t, row.id);
     expect(detail).toMatchObject({ status: 'failed', attemptCount: 3, lastStatusCode: 500, lastError: 'HTTP 500', nextAttemptAt: null });
     expect(detail.attempts).toHaveLength(3);
@@ -89,7 +95,11 @@ describe('delivery to a real receiver', () => {
     const webhook = await createWebhook(t, `${receiver.url}/manual`);
     receiver.respondWith((request, res) => res.writeHead(request.path === '/manual' ? 503 : 200).end());
     const event = await publish(t, 'order.created', orderData(3));
-    const [failed] = await eventually(() => deliveriesOf(t, webhook.id), (rows) => rows[0]?.status === 'failed', { deadlineMs: 12_000 });
+    const [failed] = await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows[0]?.status === 'failed',
+      { deadlineMs: 12_000 },
+    );
     const firstBody = receiver.to('/manual')[0].body.toString('utf8');
 
     receiver.respondWith((_request, res) => res.writeHead(200).end('{"received":true}'));
@@ -97,7 +107,10 @@ describe('delivery to a real receiver', () => {
     expect(retry.status).toBe(202);
     expect(await retry.json()).toMatchObject({ id: failed.id, status: 'pending' });
 
-    const done = await eventually(() => delivery(t, failed.id), (d) => d.status === 'succeeded');
+    const done = await eventually(
+      () => delivery(t, failed.id),
+      (d) => d.status === 'succeeded',
+    );
     expect(done.attemptCount).toBe(4);
     expect(done.attempts!.map((a) => a.statusCode)).toEqual([503, 503, 503, 200]);
     const fourth = receiver.to('/manual')[3];
@@ -121,7 +134,10 @@ describe('delivery to a real receiver', () => {
     expect(res.status).toBe(409);
     expect(await res.json()).toEqual({ statusCode: 409, error: 'Conflict', message: expect.stringMatching(/pending/) });
     release();
-    await eventually(() => delivery(t, pending.id), (d) => d.status === 'succeeded');
+    await eventually(
+      () => delivery(t, pending.id),
+      (d) => d.status === 'succeeded',
+    );
   });
 
   it('treats a redirect as a failed attempt and does not follow it', async () => {
@@ -133,7 +149,11 @@ describe('delivery to a real receiver', () => {
     });
     const result = await t.api(`/webhooks/${webhook.id}/test`, { method: 'POST' });
     expect(result.status).toBe(200);
-    expect(await result.json()).toMatchObject({ success: false, statusCode: 302, error: expect.stringMatching(/redirect 302 not followed/) });
+    expect(await result.json()).toMatchObject({
+      success: false,
+      statusCode: 302,
+      error: expect.stringMatching(/redirect 302 not followed/),
+    });
     expect(receiver.to('/elsewhere')).toHaveLength(0);
   });
 
@@ -168,7 +188,9 @@ describe('delivery to a real receiver', () => {
       data: { webhookId: webhook.id, name: `endpoint ${receiver.url}/tested`, message: expect.any(String) },
     });
     const log = await deliveriesOf(t, webhook.id, '?eventType=webhook.test');
-    expect(log).toEqual([expect.objectContaining({ id: result.deliveryId, status: 'succeeded', attemptCount: 1, eventType: 'webhook.test' })]);
+    expect(log).toEqual([
+      expect.objectContaining({ id: result.deliveryId, status: 'succeeded', attemptCount: 1, eventType: 'webhook.test' }),
+    ]);
 
     receiver.respondStatus(500);
     const failing = (await (await t.api(`/webhooks/${webhook.id}/test`, { method: 'POST' })).json()) as Record<string, unknown>;
@@ -181,7 +203,10 @@ describe('delivery to a real receiver', () => {
     const webhook = await createWebhook(t, `${receiver.url}/nul`, ['order.completed']);
     receiver.respondWith((request, res) => res.writeHead(200).end(request.path === '/nul' ? 'ok\u0000done' : ''));
     await publish(t, 'order.completed', { ...orderData(5), status: 'COMPLETED' });
-    const [row] = await eventually(() => deliveriesOf(t, webhook.id), (rows) => rows[0]?.status === 'succeeded');
+    const [row] = await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows[0]?.status === 'succeeded',
+    );
     expect((await delivery(t, row.id)).attempts![0].responseBody).toBe('ok\uFFFDdone');
     expect(receiver.to('/nul')).toHaveLength(1);
     const tested = (await (await t.api(`/webhooks/${webhook.id}/test`, { method: 'POST' })).json()) as Record<string, unknown>;
@@ -220,7 +245,11 @@ describe('delivery to a real receiver', () => {
 
     // The attempt in flight is recorded as it went (HTTP 500); its retry, claimed a second later,
     // finds the endpoint inactive and ends the delivery failed without another request.
-    const [row] = await eventually(() => deliveriesOf(t, webhook.id), (rows) => rows[0]?.status === 'failed', { deadlineMs: 5_000 });
+    const [row] = await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows[0]?.status === 'failed',
+      { deadlineMs: 5_000 },
+    );
     const detail = await delivery(t, row.id);
     expect(detail.lastError).toMatch(/inactive/);
     expect(detail.attempts!.map((a) => [a.number, a.statusCode])).toEqual([[1, 500]]);

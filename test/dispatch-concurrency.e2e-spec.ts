@@ -30,7 +30,11 @@ describe('several dispatchers, slow endpoints', () => {
       await Promise.all(Array.from({ length: events }, (_, i) => publish(i % 2 ? first : second, 'order.created', orderData(i))));
 
       await receiver.waitFor(events * 2, (r) => r.path.startsWith('/pair/'), 30_000);
-      await eventually(() => statusCounts(first), (counts) => counts.succeeded === events * 2, { deadlineMs: 10_000 });
+      await eventually(
+        () => statusCounts(first),
+        (counts) => counts.succeeded === events * 2,
+        { deadlineMs: 10_000 },
+      );
 
       const seen = new Map<string, number>();
       for (const request of receiver.requests.filter((r) => r.path.startsWith('/pair/'))) {

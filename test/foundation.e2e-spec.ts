@@ -102,9 +102,7 @@ describe('foundation (real app, real PostgreSQL)', () => {
 
   it('answers 503 on /health while its database refuses connections, and 200 once it is back', async () => {
     await adminQuery(`ALTER DATABASE ${t.db.name} WITH ALLOW_CONNECTIONS false`);
-    await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [
-      t.db.name,
-    ]);
+    await adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [t.db.name]);
     try {
       const down = await until(
         () => fetch(`${t.baseUrl}/health`),
@@ -126,9 +124,7 @@ describe('foundation (real app, real PostgreSQL)', () => {
 describe('migrations under the advisory lock', () => {
   it('lets several instances start together on an empty database and applies each migration once', async () => {
     const db = await createTestDatabase();
-    const sources = await Promise.all(
-      [1, 2, 3].map(() => new DataSource(dataSourceOptions(db.url, 2)).initialize()),
-    );
+    const sources = await Promise.all([1, 2, 3].map(() => new DataSource(dataSourceOptions(db.url, 2)).initialize()));
     try {
       await Promise.all(sources.map((source) => runMigrationsLocked(source)));
       const applied = await db.query<{ name: string }>('SELECT name FROM migrations');

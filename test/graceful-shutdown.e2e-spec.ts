@@ -32,7 +32,10 @@ async function publishAll(app: ChildApp, count: number): Promise<string[]> {
   for (let i = 0; i < count; i++) {
     const res = await app.api('/events', {
       method: 'POST',
-      json: { type: 'order.created', data: { id: `ord_${i}`, orderNumber: `ORD-${i}`, status: 'PENDING', total: 100 + i, currency: 'EUR' } },
+      json: {
+        type: 'order.created',
+        data: { id: `ord_${i}`, orderNumber: `ORD-${i}`, status: 'PENDING', total: 100 + i, currency: 'EUR' },
+      },
     });
     expect(res.status).toBe(202);
     ids.push(((await res.json()) as { id: string }).id);
@@ -80,7 +83,10 @@ describe('graceful shutdown on SIGTERM', () => {
       else res.writeHead(200).end('ok');
     });
     const first = await ChildApp.start({ databaseUrl: db.url, name: 'graceful-finish', env });
-    const hook = await first.api('/webhooks', { method: 'POST', json: { name: 'slow', url: `${receiver.url}${path}`, events: ['order.created'] } });
+    const hook = await first.api('/webhooks', {
+      method: 'POST',
+      json: { name: 'slow', url: `${receiver.url}${path}`, events: ['order.created'] },
+    });
     expect(hook.status).toBe(201);
     const ids = await publishAll(first, EVENTS);
 
@@ -116,13 +122,26 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(first.logLines().some((line) => line.msg === 'stopped')).toBe(true);
 
     const second = await ChildApp.start({ databaseUrl: db.url, name: 'graceful-finish-next', env });
-    await eventually(() => deliveryStates(db!), (all) => all.every((s) => s.status === 'succeeded'), { deadlineMs: 20_000, intervalMs: 100, what: 'all delivered' });
+    await eventually(
+      () => deliveryStates(db!),
+      (all) => all.every((s) => s.status === 'succeeded'),
+      { deadlineMs: 20_000, intervalMs: 100, what: 'all delivered' },
+    );
     const report = deliveryReport(receiver, ids, [path]);
     expect(report.missing).toEqual([]);
     expect(report.duplicates).toBe(0);
     const [{ n: attempts }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM delivery_attempts`);
     expect(attempts).toBe(EVENTS);
-    figures.push({ scenario: 'in-flight attempts finish', events: EVENTS, inFlightAtSigterm: SLOTS, exitCode: exit.code, exitMs, delivered: report.delivered, duplicates: report.duplicates, attempts });
+    figures.push({
+      scenario: 'in-flight attempts finish',
+      events: EVENTS,
+      inFlightAtSigterm: SLOTS,
+      exitCode: exit.code,
+      exitMs,
+      delivered: report.delivered,
+      duplicates: report.duplicates,
+      attempts,
+    });
     await second.kill('SIGTERM');
     expect(await second.waitForExit(15_000)).toEqual({ code: 0, signal: null });
   }, 60_000);
@@ -133,14 +152,22 @@ describe('graceful shutdown on SIGTERM', () => {
     const SHUTDOWN_TIMEOUT_MS = 1_000;
     const path = '/graceful/hang';
     db = await createTestDatabase();
-    const env = { SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), DELIVERY_TIMEOUT_MS: '10000', ENDPOINT_CONCURRENCY: String(SLOTS), LOG_LEVEL: 'info' };
+    const env = {
+      SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+      DELIVERY_TIMEOUT_MS: '10000',
+      ENDPOINT_CONCURRENCY: String(SLOTS),
+      LOG_LEVEL: 'info',
+    };
     let hang = true;
     receiver.respondWith((_request, res) => {
       if (hang) held.push(res);
       else res.writeHead(200).end('ok');
     });
     const first = await ChildApp.start({ databaseUrl: db.url, name: 'graceful-hang', env });
-    const hook = await first.api('/webhooks', { method: 'POST', json: { name: 'hanging', url: `${receiver.url}${path}`, events: ['order.created'] } });
+    const hook = await first.api('/webhooks', {
+      method: 'POST',
+      json: { name: 'hanging', url: `${receiver.url}${path}`, events: ['order.created'] },
+    });
     expect(hook.status).toBe(201);
     const ids = await publishAll(first, EVENTS);
     await receiver.waitFor(SLOTS, (r) => r.path === path, 10_000);
@@ -163,7 +190,11 @@ describe('graceful shutdown on SIGTERM', () => {
     hang = false;
     const restartAt = Date.now();
     const second = await ChildApp.start({ databaseUrl: db.url, name: 'graceful-hang-next', env });
-    await eventually(() => deliveryStates(db!), (all) => all.every((s) => s.status === 'succeeded'), { deadlineMs: 20_000, intervalMs: 100, what: 'all delivered' });
+    await eventually(
+      () => deliveryStates(db!),
+      (all) => all.every((s) => s.status === 'succeeded'),
+      { deadlineMs: 20_000, intervalMs: 100, what: 'all delivered' },
+    );
     const report = deliveryReport(receiver, ids, [path]);
     expect(report.missing).toEqual([]);
     // The five given back reached the receiver twice (sent, never answered, sent again).

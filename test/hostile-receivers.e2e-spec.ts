@@ -330,7 +330,13 @@ describe('hostile receivers', () => {
 
   it('fails an answer whose status line trickles in one byte a second, at the time limit', async () => {
     const server = await serve(
-      hostileTcp((socket) => trickle((byte) => socket.write(byte), 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok', () => socket.destroyed)),
+      hostileTcp((socket) =>
+        trickle(
+          (byte) => socket.write(byte),
+          'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok',
+          () => socket.destroyed,
+        ),
+      ),
     );
     const detail = await deliverTo(`${server.url}/trickle-head`, 'status line trickled');
     expect(detail).toMatchObject({ status: 'failed', lastStatusCode: null });
@@ -343,12 +349,18 @@ describe('hostile receivers', () => {
     const server = await serve(
       hostileHttp((_req, res) => {
         res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '64' });
-        trickle((byte) => res.write(byte), 'y'.repeat(64), () => res.destroyed);
+        trickle(
+          (byte) => res.write(byte),
+          'y'.repeat(64),
+          () => res.destroyed,
+        );
       }),
     );
     const detail = await deliverTo(`${server.url}/trickle-body`, 'body trickled after a 200');
     expect(detail).toMatchObject({ status: 'failed', lastStatusCode: 200 });
-    expect(detail.lastError).toMatch(new RegExp(`^timeout: the response body did not end within ${TIMEOUT_MS} ms \\(HTTP 200, \\d bytes received\\)$`));
+    expect(detail.lastError).toMatch(
+      new RegExp(`^timeout: the response body did not end within ${TIMEOUT_MS} ms \\(HTTP 200, \\d bytes received\\)$`),
+    );
     expect(detail.attempts![0].responseBody).toMatch(/^y{0,3}$|^$/);
     expect(detail.attempts![0].durationMs).toBeLessThan(TIMEOUT_MS + 1_000);
   });

@@ -51,7 +51,10 @@ describe('publishing (POST /events and EventPublisher)', () => {
     const view = (await (await t.api(`/events/${event.id as string}`)).json()) as Record<string, unknown>;
     expect(view).toMatchObject({ id: event.id, type: 'product.created', timestamp: event.timestamp, data });
     expect(view.deliveries).toEqual([expect.objectContaining({ webhookId: subscribed.id, eventId: event.id })]);
-    await eventually(() => deliveriesOf(t, subscribed.id), (rows) => rows[0]?.status === 'succeeded');
+    await eventually(
+      () => deliveriesOf(t, subscribed.id),
+      (rows) => rows[0]?.status === 'succeeded',
+    );
     expect(receiver.requests.filter((r) => r.path.startsWith('/fan/') && r.path !== '/fan/subscribed')).toEqual([]);
 
     // The other store's key cannot see this store's event.
@@ -61,8 +64,16 @@ describe('publishing (POST /events and EventPublisher)', () => {
   it('answers a repeated Idempotency-Key with the first event (200) and delivers nothing again', async () => {
     const webhook = await createWebhook(t, `${receiver.url}/idem`, ['payment.received']);
     const data = { orderId: 'ord_9', orderNumber: 'ORD-9', amount: 100, currency: 'EUR', paymentMethod: 'CARD', status: 'CAPTURED' };
-    const first = await t.api('/events', { method: 'POST', json: { type: 'payment.received', data }, headers: { 'Idempotency-Key': 'pay-9' } });
-    const second = await t.api('/events', { method: 'POST', json: { type: 'payment.received', data }, headers: { 'Idempotency-Key': 'pay-9' } });
+    const first = await t.api('/events', {
+      method: 'POST',
+      json: { type: 'payment.received', data },
+      headers: { 'Idempotency-Key': 'pay-9' },
+    });
+    const second = await t.api('/events', {
+      method: 'POST',
+      json: { type: 'payment.received', data },
+      headers: { 'Idempotency-Key': 'pay-9' },
+    });
     expect(first.status).toBe(202);
     expect(second.status).toBe(200);
     const [a, b] = [await first.json(), await second.json()];
@@ -70,23 +81,39 @@ describe('publishing (POST /events and EventPublisher)', () => {
 
     // The same key in another store is another event.
     await createWebhook(t, `${receiver.url}/idem-other`, ['payment.received'], {}, otherStoreKey);
-    const other = await t.api('/events', { method: 'POST', json: { type: 'payment.received', data }, headers: { 'Idempotency-Key': 'pay-9' }, key: otherStoreKey });
+    const other = await t.api('/events', {
+      method: 'POST',
+      json: { type: 'payment.received', data },
+      headers: { 'Idempotency-Key': 'pay-9' },
+      key: otherStoreKey,
+    });
     expect(other.status).toBe(202);
 
     // Concurrent repeats race to one event.
     const racing = await Promise.all(
-      Array.from({ length: 8 }, () => t.api('/events', { method: 'POST', json: { type: 'payment.received', data }, headers: { 'Idempotency-Key': 'pay-10' } })),
+      Array.from({ length: 8 }, () =>
+        t.api('/events', { method: 'POST', json: { type: 'payment.received', data }, headers: { 'Idempotency-Key': 'pay-10' } }),
+      ),
     );
     const bodies = await Promise.all(racing.map((r) => r.json() as Promise<{ id: string }>));
     expect(new Set(bodies.map((body) => body.id)).size).toBe(1);
     expect(racing.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 202]);
 
-    await eventually(() => deliveriesOf(t, webhook.id), (rows) => rows.length === 2 && rows.every((row) => row.status === 'succeeded'));
+    await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows.length === 2 && rows.every((row) => row.status === 'succeeded'),
+    );
     expect(receiver.to('/idem')).toHaveLength(2);
 
     // Past 24 hours the key is free again.
-    await t.db.query(`UPDATE events SET created_at = now() - interval '25 hours' WHERE idempotency_key = 'pay-9' AND store_id = 'st_default'`);
-    const later = await t.api('/events', { method: 'POST', json: { type: 'payment.received', data }, headers: { 'Idempotency-Key': 'pay-9' } });
+    await t.db.query(
+      `UPDATE events SET created_at = now() - interval '25 hours' WHERE idempotency_key = 'pay-9' AND store_id = 'st_default'`,
+    );
+    const later = await t.api('/events', {
+      method: 'POST',
+      json: { type: 'payment.received', data },
+      headers: { 'Idempotency-Key': 'pay-9' },
+    });
     expect(later.status).toBe(202);
     expect(((await later.json()) as { id: string }).id).not.toBe((a as { id: string }).id);
   });
@@ -114,7 +141,11 @@ describe('publishing (POST /events and EventPublisher)', () => {
       expect(error).toMatchObject({ statusCode: 400, error: 'Bad Request' });
       expect([error.message].flat().join(' ')).toMatch(pattern);
     }
-    const badKey = await t.api('/events', { method: 'POST', json: { type: 'order.created', data: orderData() }, headers: { 'Idempotency-Key': 'x'.repeat(300) } });
+    const badKey = await t.api('/events', {
+      method: 'POST',
+      json: { type: 'order.created', data: orderData() },
+      headers: { 'Idempotency-Key': 'x'.repeat(300) },
+    });
     expect(badKey.status).toBe(400);
     expect([await count(t, 'events'), await count(t, 'deliveries')]).toEqual(before);
     expect(receiver.to('/never')).toEqual([]);
@@ -141,7 +172,10 @@ describe('publishing (POST /events and EventPublisher)', () => {
     );
     const [arrived] = await receiver.waitFor(1, (r) => r.path === '/outbox');
     expect(arrived.headers['x-webhook-id']).toBe(committed.id);
-    await eventually(() => deliveriesOf(t, webhook.id), (rows) => rows[0]?.status === 'succeeded');
+    await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows[0]?.status === 'succeeded',
+    );
     expect(receiver.to('/outbox')).toHaveLength(1);
   });
 
@@ -151,11 +185,20 @@ describe('publishing (POST /events and EventPublisher)', () => {
     );
     const [{ storeId }] = await t.db.query<{ storeId: string }>(`SELECT store_id AS "storeId" FROM webhooks WHERE id = $1`, [full.id]);
     const events = Array.from({ length: 10 }, (_, i) => {
-      const { envelope, body } = buildEnvelope('order.status_changed', { ...EVENT_CATALOGUE['order.status_changed'].example, id: `ord_${i}` });
+      const { envelope, body } = buildEnvelope('order.status_changed', {
+        ...EVENT_CATALOGUE['order.status_changed'].example,
+        id: `ord_${i}`,
+      });
       return { id: envelope.id, storeId, type: envelope.type, body, createdAt: new Date(envelope.timestamp) };
     });
     // A worker of its own (token), leasing for a minute: this process's worker leaves those rows alone.
-    const offer = { excluded: [full.id], partial: [{ webhookId: partial.id, available: 1 }], perEndpoint: 4, leaseMs: 60_000, leaseToken: 'hand-off-test' };
+    const offer = {
+      excluded: [full.id],
+      partial: [{ webhookId: partial.id, available: 1 }],
+      perEndpoint: 4,
+      leaseMs: 60_000,
+      leaseToken: 'hand-off-test',
+    };
     const repository = t.app.get(EventRepository);
 
     const first = await repository.publishMany(events.slice(0, 5), 0, { ...offer, limit: 100 });
@@ -181,10 +224,18 @@ describe('publishing (POST /events and EventPublisher)', () => {
 
   it('lets another module publish through the injected EventPublisher (the store-orders example)', async () => {
     await createWebhook(t, `${receiver.url}/orders`, ['order.created']);
-    const event = await t.app.get(StoreOrdersService).placeOrder('st_default', { id: 'ord_77', orderNumber: 'ORD-77', total: 100, currency: 'EUR' });
+    const event = await t.app
+      .get(StoreOrdersService)
+      .placeOrder('st_default', { id: 'ord_77', orderNumber: 'ORD-77', total: 100, currency: 'EUR' });
     const [request] = await receiver.waitFor(1, (r) => r.path === '/orders');
-    expect(JSON.parse(request.body.toString('utf8'))).toMatchObject({ id: event.id, type: 'order.created', data: { id: 'ord_77', status: 'PENDING' } });
-    await expect(t.app.get(EventPublisher).publish('st_nope', 'order.created', orderData() as never)).rejects.toMatchObject({ status: 404 });
+    expect(JSON.parse(request.body.toString('utf8'))).toMatchObject({
+      id: event.id,
+      type: 'order.created',
+      data: { id: 'ord_77', status: 'PENDING' },
+    });
+    await expect(t.app.get(EventPublisher).publish('st_nope', 'order.created', orderData() as never)).rejects.toMatchObject({
+      status: 404,
+    });
   });
 
   it('stops delivering to a deleted endpoint at once, pending retries included', async () => {
@@ -197,7 +248,10 @@ describe('publishing (POST /events and EventPublisher)', () => {
 
     // The witness's retries (300 ms apart) show the time passing during which the doomed one would have retried.
     await receiver.waitFor(3, (r) => r.path === '/gone/witness');
-    await eventually(() => deliveriesOf(t, witness.id), (rows) => rows[0]?.status === 'failed');
+    await eventually(
+      () => deliveriesOf(t, witness.id),
+      (rows) => rows[0]?.status === 'failed',
+    );
     expect(receiver.to('/gone/doomed')).toHaveLength(1);
     expect((await t.api(`/webhooks/${doomed.id}/deliveries`)).status).toBe(404);
     receiver.respondStatus(200);
@@ -212,20 +266,28 @@ describe('publishing (POST /events and EventPublisher)', () => {
     expect(paused.status).toBe(200);
     expect(await paused.json()).toMatchObject({ isActive: false, name: `endpoint ${receiver.url}/paused`, events: ['customer.created'] });
 
-    const [row] = await eventually(() => deliveriesOf(t, webhook.id), (rows) => rows[0]?.status === 'failed');
+    const [row] = await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows[0]?.status === 'failed',
+    );
     expect(row.lastError).toMatch(/inactive/);
     const refused = await t.api(`/deliveries/${row.id}/retry`, { method: 'POST' });
     expect(refused.status).toBe(409);
     expect((await t.api(`/webhooks/${webhook.id}/deliveries/retry-failed`, { method: 'POST' })).status).toBe(409);
     // Nothing new is delivered to it while inactive.
-    expect((await publish(t, 'customer.created', { id: 'cus_2', email: 'b@example.com', firstName: 'B', lastName: 'C' })).deliveries).toBe(0);
+    expect((await publish(t, 'customer.created', { id: 'cus_2', email: 'b@example.com', firstName: 'B', lastName: 'C' })).deliveries).toBe(
+      0,
+    );
 
     receiver.respondStatus(200);
     await t.api(`/webhooks/${webhook.id}`, { method: 'PUT', json: { isActive: true } });
     const retried = await t.api(`/webhooks/${webhook.id}/deliveries/retry-failed`, { method: 'POST', json: {} });
     expect(retried.status).toBe(202);
     expect(await retried.json()).toEqual({ queued: 1 });
-    const done = await eventually(() => delivery(t, row.id), (d) => d.status === 'succeeded');
+    const done = await eventually(
+      () => delivery(t, row.id),
+      (d) => d.status === 'succeeded',
+    );
     expect(done.attempts!.at(-1)!.statusCode).toBe(200);
   });
 
@@ -234,14 +296,20 @@ describe('publishing (POST /events and EventPublisher)', () => {
     const webhook = await createWebhook(t, `${receiver.url}/since`, ['delivery.completed']);
     await publish(t, 'delivery.completed', { orderId: 'o1', orderNumber: 'ORD-1' });
     await publish(t, 'delivery.completed', { orderId: 'o2', orderNumber: 'ORD-2' });
-    const rows = await eventually(() => deliveriesOf(t, webhook.id, '?status=failed'), (list) => list.length === 2);
+    const rows = await eventually(
+      () => deliveriesOf(t, webhook.id, '?status=failed'),
+      (list) => list.length === 2,
+    );
     await t.db.query(`UPDATE deliveries SET created_at = now() - interval '2 days' WHERE id = $1`, [rows[1].id]);
 
     receiver.respondStatus(200);
     const since = new Date(Date.now() - 60 * 60_000).toISOString();
     const res = await t.api(`/webhooks/${webhook.id}/deliveries/retry-failed`, { method: 'POST', json: { since } });
     expect(await res.json()).toEqual({ queued: 1 });
-    await eventually(() => deliveriesOf(t, webhook.id, '?status=succeeded'), (list) => list.length === 1);
+    await eventually(
+      () => deliveriesOf(t, webhook.id, '?status=succeeded'),
+      (list) => list.length === 1,
+    );
     expect((await deliveriesOf(t, webhook.id, '?status=failed')).map((d) => d.id)).toEqual([rows[1].id]);
     const bad = await t.api(`/webhooks/${webhook.id}/deliveries/retry-failed`, { method: 'POST', json: { since: 'last week' } });
     expect(bad.status).toBe(400);
@@ -250,9 +318,15 @@ describe('publishing (POST /events and EventPublisher)', () => {
   it('lists deliveries newest first with filters and a cursor', async () => {
     const webhook = await createWebhook(t, `${receiver.url}/paged`, ['order.created', 'order.updated']);
     for (let i = 0; i < 5; i++) await publish(t, i % 2 ? 'order.updated' : 'order.created', orderData(100 + i));
-    await eventually(() => deliveriesOf(t, webhook.id, '?status=succeeded'), (rows) => rows.length === 5);
+    await eventually(
+      () => deliveriesOf(t, webhook.id, '?status=succeeded'),
+      (rows) => rows.length === 5,
+    );
 
-    const page1 = (await (await t.api(`/webhooks/${webhook.id}/deliveries?limit=2`)).json()) as { data: Array<{ id: string }>; nextCursor: string };
+    const page1 = (await (await t.api(`/webhooks/${webhook.id}/deliveries?limit=2`)).json()) as {
+      data: Array<{ id: string }>;
+      nextCursor: string;
+    };
     const page2 = (await (await t.api(`/webhooks/${webhook.id}/deliveries?limit=2&cursor=${page1.nextCursor}`)).json()) as typeof page1;
     const page3 = (await (await t.api(`/webhooks/${webhook.id}/deliveries?limit=2&cursor=${page2.nextCursor}`)).json()) as {
       data: Array<{ id: string }>;

@@ -76,7 +76,11 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
     });
     const key1 = String(storeKey.body.key);
     shownOnceIn.set(key1, 'create key in store');
-    const reader = await call('create reader key', '/api-keys', { method: 'POST', key: key1, json: { name: 'reader', scopes: ['webhooks:read'] } });
+    const reader = await call('create reader key', '/api-keys', {
+      method: 'POST',
+      key: key1,
+      json: { name: 'reader', scopes: ['webhooks:read'] },
+    });
     const key2 = String(reader.body.key);
     shownOnceIn.set(key2, 'create reader key');
     const spare = await call('create spare key', '/api-keys', { method: 'POST', json: { name: 'spare', scopes: ['events:write'] } });
@@ -88,7 +92,11 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
     const hooks: string[] = [];
     for (const tail of ['ok', 'fail']) {
       const label = `create webhook ${tail}`;
-      const created = await call(label, '/webhooks', { method: 'POST', key: key1, json: { name: `hook ${tail}`, url: `${receiver.url}/${tail}`, events: ['order.created'] } });
+      const created = await call(label, '/webhooks', {
+        method: 'POST',
+        key: key1,
+        json: { name: `hook ${tail}`, url: `${receiver.url}/${tail}`, events: ['order.created'] },
+      });
       expect(created.status).toBe(201);
       secrets.push({ webhookId: String(created.body.id), secret: String(created.body.secret) });
       shownOnceIn.set(String(created.body.secret), label);
@@ -106,7 +114,8 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
     for (const id of hooks) {
       await call('get webhook', `/webhooks/${id}`, { key: key2 });
       const log = await call('list deliveries', `/webhooks/${id}/deliveries`, { key: key2 });
-      for (const delivery of log.body.data as Array<{ id: string }>) await call('get delivery', `/deliveries/${delivery.id}`, { key: key2 });
+      for (const delivery of log.body.data as Array<{ id: string }>)
+        await call('get delivery', `/deliveries/${delivery.id}`, { key: key2 });
     }
     await call('list webhooks', '/webhooks', { key: key2 });
     await call('get event', `/events/${String(published.body.id)}`, { key: key2 });
@@ -123,13 +132,25 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
     await call('update', `/webhooks/${hooks[1]}`, { method: 'PUT', key: key1, json: { name: 'renamed' } });
 
     // Refusals and misuse: wrong scope, keys where they do not belong, a revoked key.
-    await call('wrong scope', '/webhooks', { method: 'POST', key: key2, json: { name: 'x', url: `${receiver.url}/x`, events: ['order.created'] } });
+    await call('wrong scope', '/webhooks', {
+      method: 'POST',
+      key: key2,
+      json: { name: 'x', url: `${receiver.url}/x`, events: ['order.created'] },
+    });
     await call('key with a typo', '/webhooks', { key: `${key1}x` });
     await call('key as bearer token', '/webhooks', { key: null, headers: { Authorization: `Bearer ${key1}` } });
     await call('key in the query string', `/webhooks?api_key=${encodeURIComponent(key1)}&token=${encodeURIComponent(key2)}`, { key: key1 });
-    await call('bad body', '/webhooks', { method: 'POST', key: key1, json: { name: 'x', url: 'ftp://nope', events: ['nope'], secret: 'whsec_mine' } });
+    await call('bad body', '/webhooks', {
+      method: 'POST',
+      key: key1,
+      json: { name: 'x', url: 'ftp://nope', events: ['nope'], secret: 'whsec_mine' },
+    });
     await call('malformed JSON', '/webhooks', { method: 'POST', key: key1, raw: `{"name":"x","secret":"whsec_mine",` });
-    await call('body over 1 MiB', '/events', { method: 'POST', key: key1, raw: JSON.stringify({ type: 'order.created', data: { pad: 'x'.repeat(1_100_000) } }) });
+    await call('body over 1 MiB', '/events', {
+      method: 'POST',
+      key: key1,
+      raw: JSON.stringify({ type: 'order.created', data: { pad: 'x'.repeat(1_100_000) } }),
+    });
     await call('revoke', `/api-keys/${String(reader.body.id)}`, { method: 'DELETE', key: key1 });
     await call('revoked key', '/webhooks', { key: key2 });
     await call('not found', '/webhooks/wh_00000000000000000000000000', { key: key1 });
@@ -148,7 +169,9 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
 
   it('logged plenty (so that the grep below means something): startup, every request, the refusals', () => {
     const lines = log.split('\n').filter((line) => line.trim() !== '');
-    console.log(`[secrets] ${lines.length} log lines, ${log.length} bytes; ${answers.length} answers captured; ${shownOnceIn.size} secrets and keys tracked`);
+    console.log(
+      `[secrets] ${lines.length} log lines, ${log.length} bytes; ${answers.length} answers captured; ${shownOnceIn.size} secrets and keys tracked`,
+    );
     expect(lines.length).toBeGreaterThan(answers.length + 40);
     expect(lines.filter((line) => line.includes('"msg":"request completed"')).length).toBeGreaterThanOrEqual(answers.length);
     // One line per answer, found by the X-Request-Id it carried: refusals by the body parser
@@ -161,7 +184,10 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
     for (const answer of answers) {
       const [status, headers] = answer.text.split('\n');
       const id = (JSON.parse(headers) as Array<[string, string]>).find(([name]) => name === 'x-request-id')?.[1];
-      expect({ label: answer.label, logged: id === undefined ? undefined : completed.get(id) }).toEqual({ label: answer.label, logged: Number(status) });
+      expect({ label: answer.label, logged: id === undefined ? undefined : completed.get(id) }).toEqual({
+        label: answer.label,
+        logged: Number(status),
+      });
     }
     // A key put in the URL by mistake is logged without its value; the API's own parameters stay.
     expect(log).toContain('/api/v1/external/webhooks?api_key=[redacted]&token=[redacted]');
@@ -197,7 +223,8 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
 
   it('stores no secret and no key in any readable form in the database', async () => {
     for (const text of [...shownOnceIn.keys(), ADMIN_KEY]) {
-      for (const form of forms(text)) expect({ form: form.slice(0, 12), rows: await rowsContaining(db, form) }).toEqual({ form: form.slice(0, 12), rows: 0 });
+      for (const form of forms(text))
+        expect({ form: form.slice(0, 12), rows: await rowsContaining(db, form) }).toEqual({ form: form.slice(0, 12), rows: 0 });
     }
     // Keys are there as their SHA-256 only (the revoked one not at all).
     const hashes = (await db.query<{ key_hash: string }>('SELECT key_hash FROM api_keys')).map((row) => row.key_hash);

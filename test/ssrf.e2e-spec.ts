@@ -113,7 +113,7 @@ const NAME_ANSWERS: Record<string, string[]> = {
   'hooks.example.com': [PUBLIC_V4],
   'v6.example.com': [PUBLIC_V6],
   'internal.example.com': ['10.0.0.7'],
-  'localhost': ['127.0.0.1', '::1'],
+  localhost: ['127.0.0.1', '::1'],
   'localtest.example.com': ['127.0.0.1'],
   'mixed.example.com': [PUBLIC_V4, '192.168.1.20'],
   'mixed6.example.com': [PUBLIC_V6, 'fd00::5'],
@@ -150,7 +150,10 @@ describe('SSRF with ALLOW_PRIVATE_NETWORKS=false', () => {
 
   async function expectRefused(url: string, message: RegExp): Promise<void> {
     const before = await rowCounts(t.db);
-    const body = await expectError(await t.api('/webhooks', { method: 'POST', json: { name: 'ssrf', url, events: ['order.created'] } }), 400);
+    const body = await expectError(
+      await t.api('/webhooks', { method: 'POST', json: { name: 'ssrf', url, events: ['order.created'] } }),
+      400,
+    );
     expect(body.message).toEqual([expect.stringMatching(message)]);
     expect(await rowCounts(t.db)).toEqual(before);
   }
@@ -183,18 +186,21 @@ describe('SSRF with ALLOW_PRIVATE_NETWORKS=false', () => {
       await t.api(`/webhooks/${hook.id}`, { method: 'DELETE' });
     });
 
-    it.each(['https://hooks.example.com/hook', 'https://v6.example.com/hook', `https://${PUBLIC_V4}/`, `https://[${PUBLIC_V6}]/`, 'https://[::ffff:93.184.215.14]/'])(
-      'accepts the public %s',
-      async (url) => {
-        const created = await expectJson<{ id: string; url: string }>(
-          await t.api('/webhooks', { method: 'POST', json: { name: 'public', url, events: ['order.created'] } }),
-          201,
-        );
-        expect(created.url).toBe(new URL(url).href);
-        // Nothing may ever be sent to these real addresses from a test.
-        await t.api(`/webhooks/${created.id}`, { method: 'DELETE' });
-      },
-    );
+    it.each([
+      'https://hooks.example.com/hook',
+      'https://v6.example.com/hook',
+      `https://${PUBLIC_V4}/`,
+      `https://[${PUBLIC_V6}]/`,
+      'https://[::ffff:93.184.215.14]/',
+    ])('accepts the public %s', async (url) => {
+      const created = await expectJson<{ id: string; url: string }>(
+        await t.api('/webhooks', { method: 'POST', json: { name: 'public', url, events: ['order.created'] } }),
+        201,
+      );
+      expect(created.url).toBe(new URL(url).href);
+      // Nothing may ever be sent to these real addresses from a test.
+      await t.api(`/webhooks/${created.id}`, { method: 'DELETE' });
+    });
   });
 
   describe('DNS rebinding: public at registration, 127.0.0.1 at send time', () => {
@@ -260,7 +266,10 @@ describe('the same rebinding with ALLOW_PRIVATE_NETWORKS=true (control)', () => 
   it('connects to 127.0.0.1 and delivers', async () => {
     const receiver = await CountingServer.start();
     const answers: Record<string, string[]> = { 'rebind.example.com': [PUBLIC_V4] };
-    const t = await startApp({ env: { ALLOW_PRIVATE_NETWORKS: 'true' }, overrides: [{ provide: URL_RESOLVER, useValue: fakeResolver(answers) }] });
+    const t = await startApp({
+      env: { ALLOW_PRIVATE_NETWORKS: 'true' },
+      overrides: [{ provide: URL_RESOLVER, useValue: fakeResolver(answers) }],
+    });
     try {
       const hook = await createWebhook(t, `http://rebind.example.com:${receiver.port}/hook`);
       answers['rebind.example.com'] = ['127.0.0.1'];

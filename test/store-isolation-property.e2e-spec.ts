@@ -69,12 +69,27 @@ describe('store isolation, as a property', () => {
       keys.push({ id: key.id, key: key.key, storeId });
     }
     for (const { id: keyId, key, storeId } of keys) {
-      const store: StoreFixture = { id: storeId, key, ids: { wh: [], evt: [], del: [], key: [keyId] }, markers: [], idempotencyKey: `idem-${storeId}` };
+      const store: StoreFixture = {
+        id: storeId,
+        key,
+        ids: { wh: [], evt: [], del: [], key: [keyId] },
+        markers: [],
+        idempotencyKey: `idem-${storeId}`,
+      };
       for (const [i, tail] of ['ok', 'fail', 'off'].entries()) {
-        const hook = await createWebhook(t, `${receiver.url}/${storeId}/${tail}`, ['order.created', 'order.updated'], { name: `hook ${tail} of ${storeId}`, isActive: i < 2 }, key);
+        const hook = await createWebhook(
+          t,
+          `${receiver.url}/${storeId}/${tail}`,
+          ['order.created', 'order.updated'],
+          { name: `hook ${tail} of ${storeId}`, isActive: i < 2 },
+          key,
+        );
         store.ids.wh.push(hook.id);
         store.markers.push(hook.id, `hook ${tail} of ${storeId}`, hook.url, hook.secret);
-        const tested = await expectJson<{ eventId: string; deliveryId: string }>(await t.api(`/webhooks/${hook.id}/test`, { method: 'POST', key }), 200);
+        const tested = await expectJson<{ eventId: string; deliveryId: string }>(
+          await t.api(`/webhooks/${hook.id}/test`, { method: 'POST', key }),
+          200,
+        );
         store.ids.evt.push(tested.eventId);
         store.ids.del.push(tested.deliveryId);
       }
@@ -100,7 +115,9 @@ describe('store isolation, as a property', () => {
       { what: 'every setup delivery to settle' },
     );
     for (const store of stores) {
-      const rows = await t.db.query<{ id: string; event_id: string }>('SELECT id, event_id FROM deliveries WHERE store_id = $1', [store.id]);
+      const rows = await t.db.query<{ id: string; event_id: string }>('SELECT id, event_id FROM deliveries WHERE store_id = $1', [
+        store.id,
+      ]);
       store.ids.del.push(...rows.map((row) => row.id).filter((id) => !store.ids.del.includes(id)));
       store.markers.push(...store.ids.evt, ...store.ids.del);
     }
@@ -125,113 +142,132 @@ describe('store isolation, as a property', () => {
     return Object.fromEntries(rows.map((row) => [row.id, row.rows]));
   }
 
-  it('never answers, shows or changes another store, whatever id, filter or cursor a key brings', async () => {
-    // Actors: the three store administrators. st_default's bootstrap key also holds stores:write,
-    // which legitimately reaches every store (platform administration), so it is only a target.
-    const pair = fc.tuple(fc.integer({ min: 1, max: stores.length - 1 }), fc.nat(stores.length - 1)).filter(([actor, target]) => actor !== target);
-    const request = fc.record({
-      stores: pair,
-      route: fc.constantFrom(...ROUTES),
-      kind: fc.constantFrom<Kind>('wh', 'evt', 'del', 'key'),
-      pick: fc.nat(),
-      query: fc.record({
-        limit: fc.option(fc.constantFrom('1', '2', '50', '200'), { nil: undefined }),
-        isActive: fc.option(fc.constantFrom('true', 'false'), { nil: undefined }),
-        event: fc.option(fc.constantFrom(...EVENT_TYPES), { nil: undefined }),
-        status: fc.option(fc.constantFrom('pending', 'succeeded', 'failed'), { nil: undefined }),
-        eventType: fc.option(fc.constantFrom(...EVENT_TYPES), { nil: undefined }),
-        cursor: fc.option(fc.constantFrom('foreign', 'own'), { nil: undefined }),
-      }),
-      ownIdInPath: fc.boolean(),
-      idempotency: fc.constantFrom('none', 'foreign', 'own'),
-    });
+  it(
+    'never answers, shows or changes another store, whatever id, filter or cursor a key brings',
+    async () => {
+      // Actors: the three store administrators. st_default's bootstrap key also holds stores:write,
+      // which legitimately reaches every store (platform administration), so it is only a target.
+      const pair = fc
+        .tuple(fc.integer({ min: 1, max: stores.length - 1 }), fc.nat(stores.length - 1))
+        .filter(([actor, target]) => actor !== target);
+      const request = fc.record({
+        stores: pair,
+        route: fc.constantFrom(...ROUTES),
+        kind: fc.constantFrom<Kind>('wh', 'evt', 'del', 'key'),
+        pick: fc.nat(),
+        query: fc.record({
+          limit: fc.option(fc.constantFrom('1', '2', '50', '200'), { nil: undefined }),
+          isActive: fc.option(fc.constantFrom('true', 'false'), { nil: undefined }),
+          event: fc.option(fc.constantFrom(...EVENT_TYPES), { nil: undefined }),
+          status: fc.option(fc.constantFrom('pending', 'succeeded', 'failed'), { nil: undefined }),
+          eventType: fc.option(fc.constantFrom(...EVENT_TYPES), { nil: undefined }),
+          cursor: fc.option(fc.constantFrom('foreign', 'own'), { nil: undefined }),
+        }),
+        ownIdInPath: fc.boolean(),
+        idempotency: fc.constantFrom('none', 'foreign', 'own'),
+      });
 
-    let before = await snapshot();
-    const started = Date.now();
-    const lastRun = new LastRun();
-    await fc.assert(
-      fc.asyncProperty(request, lastRun.keep(async (r) => {
-        const actor = stores[r.stores[0]];
-        const target = stores[r.stores[1]];
-        const foreignIds = (kind: Kind) => target.ids[kind];
-        const kind = r.route.kind ?? r.kind;
-        const foreignId = foreignIds(kind)[r.pick % foreignIds(kind).length];
-        // The id in the path: the other store's (or, for the delivery log, sometimes the caller's
-        // own endpoint, so that the foreign cursor and filters meet a real list).
-        const pathId = r.route.path === '/stores/:id/api-keys' ? target.id : r.ownIdInPath && r.route.list ? actor.ids.wh[0] : foreignId;
-        const query = new URLSearchParams();
-        for (const [name, value] of Object.entries(r.query)) {
-          if (value === undefined) continue;
-          if (name === 'cursor') query.set('cursor', encodeCursor(value === 'foreign' ? foreignId : actor.ids[kind][0]));
-          else query.set(name, value);
-        }
-        const path = `${r.route.path.replace(':id', pathId)}${r.route.list ? `?${query.toString()}` : ''}`;
-        const headers: Record<string, string> = {};
-        if (r.idempotency !== 'none') headers['Idempotency-Key'] = r.idempotency === 'foreign' ? target.idempotencyKey : actor.idempotencyKey;
-        let json = r.route.body;
-        if (r.route.path === '/events') json = { type: 'order.created', data: { ...orderData(1), orderNumber: `BY-${actor.id}` } };
+      let before = await snapshot();
+      const started = Date.now();
+      const lastRun = new LastRun();
+      await fc.assert(
+        fc.asyncProperty(
+          request,
+          lastRun.keep(async (r) => {
+            const actor = stores[r.stores[0]];
+            const target = stores[r.stores[1]];
+            const foreignIds = (kind: Kind) => target.ids[kind];
+            const kind = r.route.kind ?? r.kind;
+            const foreignId = foreignIds(kind)[r.pick % foreignIds(kind).length];
+            // The id in the path: the other store's (or, for the delivery log, sometimes the caller's
+            // own endpoint, so that the foreign cursor and filters meet a real list).
+            const pathId =
+              r.route.path === '/stores/:id/api-keys' ? target.id : r.ownIdInPath && r.route.list ? actor.ids.wh[0] : foreignId;
+            const query = new URLSearchParams();
+            for (const [name, value] of Object.entries(r.query)) {
+              if (value === undefined) continue;
+              if (name === 'cursor') query.set('cursor', encodeCursor(value === 'foreign' ? foreignId : actor.ids[kind][0]));
+              else query.set(name, value);
+            }
+            const path = `${r.route.path.replace(':id', pathId)}${r.route.list ? `?${query.toString()}` : ''}`;
+            const headers: Record<string, string> = {};
+            if (r.idempotency !== 'none')
+              headers['Idempotency-Key'] = r.idempotency === 'foreign' ? target.idempotencyKey : actor.idempotencyKey;
+            let json = r.route.body;
+            if (r.route.path === '/events') json = { type: 'order.created', data: { ...orderData(1), orderNumber: `BY-${actor.id}` } };
 
-        const res = await t.api(path, { method: r.route.method, key: actor.key, json, headers });
-        const text = await res.text();
-        stats.requests++;
-        stats.byStatus[res.status] = (stats.byStatus[res.status] ?? 0) + 1;
-        const what = `${actor.id} → ${r.route.method} ${path} → ${res.status} ${text.slice(0, 200)}`;
+            const res = await t.api(path, { method: r.route.method, key: actor.key, json, headers });
+            const text = await res.text();
+            stats.requests++;
+            stats.byStatus[res.status] = (stats.byStatus[res.status] ?? 0) + 1;
+            const what = `${actor.id} → ${r.route.method} ${path} → ${res.status} ${text.slice(0, 200)}`;
 
-        // The answer: 404 for the other store's ids, 403 for the platform routes (scope, whatever
-        // the id), 400 for a filter the route does not take, or the caller's own page or action.
-        const allowed = r.route.path.startsWith('/stores')
-          ? [403]
-          : r.route.path === '/events'
-            ? [200, 202]
-            : r.route.list && (pathId === actor.ids.wh[0] || !r.route.kind)
-              ? [200, 400]
-              : r.route.list
-                ? [400, 404]
-                : [404];
-        expect({ what, allowed: allowed.includes(res.status) }).toEqual({ what, allowed: true });
-        if (res.status === 200 && r.route.list) {
-          const page = JSON.parse(text) as { data: Array<{ id: string }> };
-          const table = { '/webhooks': 'webhooks', '/api-keys': 'api_keys' }[r.route.path] ?? 'deliveries';
-          const own = (await t.db.query<{ id: string }>(`SELECT id FROM ${table} WHERE store_id = $1`, [actor.id])).map((row) => row.id);
-          expect({ what, foreign: page.data.map((item) => item.id).filter((id) => !own.includes(id)) }).toEqual({ what, foreign: [] });
-        }
-        if (r.route.path === '/events') {
-          const { id } = JSON.parse(text) as { id: string };
-          const [row] = await t.db.query<{ store_id: string }>('SELECT store_id FROM events WHERE id = $1', [id]);
-          expect({ what, store: row.store_id }).toEqual({ what, store: actor.id });
-          actor.markers.push(id);
-          // Its deliveries go out in the background: let them settle before the next snapshot.
-          await eventually(
-            async () => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM deliveries WHERE event_id = $1 AND status = 'pending'`, [id]))[0].n,
-            (pending) => pending === 0,
-            { what: `the deliveries of ${id} to settle` },
-          );
-        }
+            // The answer: 404 for the other store's ids, 403 for the platform routes (scope, whatever
+            // the id), 400 for a filter the route does not take, or the caller's own page or action.
+            const allowed = r.route.path.startsWith('/stores')
+              ? [403]
+              : r.route.path === '/events'
+                ? [200, 202]
+                : r.route.list && (pathId === actor.ids.wh[0] || !r.route.kind)
+                  ? [200, 400]
+                  : r.route.list
+                    ? [400, 404]
+                    : [404];
+            expect({ what, allowed: allowed.includes(res.status) }).toEqual({ what, allowed: true });
+            if (res.status === 200 && r.route.list) {
+              const page = JSON.parse(text) as { data: Array<{ id: string }> };
+              const table = { '/webhooks': 'webhooks', '/api-keys': 'api_keys' }[r.route.path] ?? 'deliveries';
+              const own = (await t.db.query<{ id: string }>(`SELECT id FROM ${table} WHERE store_id = $1`, [actor.id])).map(
+                (row) => row.id,
+              );
+              expect({ what, foreign: page.data.map((item) => item.id).filter((id) => !own.includes(id)) }).toEqual({ what, foreign: [] });
+            }
+            if (r.route.path === '/events') {
+              const { id } = JSON.parse(text) as { id: string };
+              const [row] = await t.db.query<{ store_id: string }>('SELECT store_id FROM events WHERE id = $1', [id]);
+              expect({ what, store: row.store_id }).toEqual({ what, store: actor.id });
+              actor.markers.push(id);
+              // Its deliveries go out in the background: let them settle before the next snapshot.
+              await eventually(
+                async () =>
+                  (
+                    await t.db.query<{ n: number }>(
+                      `SELECT count(*)::int AS n FROM deliveries WHERE event_id = $1 AND status = 'pending'`,
+                      [id],
+                    )
+                  )[0].n,
+                (pending) => pending === 0,
+                { what: `the deliveries of ${id} to settle` },
+              );
+            }
 
-        // No trace of any other store, except what the caller itself sent.
-        const sent = `${path} ${JSON.stringify(json ?? '')} ${JSON.stringify(headers)}`;
-        const seen = `${text} ${JSON.stringify([...res.headers])}`;
-        for (const other of stores) {
-          if (other === actor) continue;
-          const leaked = other.markers.filter((marker) => seen.includes(marker) && !sent.includes(marker));
-          expect({ what, leaked }).toEqual({ what, leaked: [] });
-        }
+            // No trace of any other store, except what the caller itself sent.
+            const sent = `${path} ${JSON.stringify(json ?? '')} ${JSON.stringify(headers)}`;
+            const seen = `${text} ${JSON.stringify([...res.headers])}`;
+            for (const other of stores) {
+              if (other === actor) continue;
+              const leaked = other.markers.filter((marker) => seen.includes(marker) && !sent.includes(marker));
+              expect({ what, leaked }).toEqual({ what, leaked: [] });
+            }
 
-        // No change to any other store.
-        const after = await snapshot();
-        const prior = before;
-        before = after;
-        for (const other of stores) {
-          if (other === actor) continue;
-          expect({ what, store: other.id, rows: after[other.id] }).toEqual({ what, store: other.id, rows: prior[other.id] });
-        }
-      })),
-      { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, markInterruptAsFailure: false, endOnFailure: true },
-    );
-    await lastRun.settled();
-    stats.ms = Date.now() - started;
-    expect(stats.requests).toBeGreaterThanOrEqual(Math.min(RUNS, 300));
-  }, TIME_LIMIT_MS + 30_000);
+            // No change to any other store.
+            const after = await snapshot();
+            const prior = before;
+            before = after;
+            for (const other of stores) {
+              if (other === actor) continue;
+              expect({ what, store: other.id, rows: after[other.id] }).toEqual({ what, store: other.id, rows: prior[other.id] });
+            }
+          }),
+        ),
+        { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, markInterruptAsFailure: false, endOnFailure: true },
+      );
+      await lastRun.settled();
+      stats.ms = Date.now() - started;
+      expect(stats.requests).toBeGreaterThanOrEqual(Math.min(RUNS, 300));
+    },
+    TIME_LIMIT_MS + 30_000,
+  );
 
   it("delivers every store's events to its own endpoints only", async () => {
     // The property published events in every store; let them all settle.
@@ -247,7 +283,11 @@ describe('store isolation, as a property', () => {
     for (const request of receiver.requests) {
       const pathStore = request.path.split('/')[1];
       const envelope = JSON.parse(request.body.toString('utf8')) as { id: string; data: Record<string, unknown> };
-      expect({ path: request.path, event: envelope.id, store: events.get(envelope.id) }).toEqual({ path: request.path, event: envelope.id, store: pathStore });
+      expect({ path: request.path, event: envelope.id, store: events.get(envelope.id) }).toEqual({
+        path: request.path,
+        event: envelope.id,
+        store: pathStore,
+      });
       expect(request.headers['x-webhook-id']).toBe(envelope.id);
       const marker = JSON.stringify(envelope.data);
       for (const other of stores) if (other.id !== pathStore) expect(marker).not.toContain(other.id);

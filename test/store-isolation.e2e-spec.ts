@@ -46,7 +46,10 @@ describe('two stores side by side', () => {
       hooksA.push(await createWebhook(t, { name: `A ${i}`, url: `${receiver.url}/a${i}`, isActive: i !== 3 }, A));
       hooksB.push(await createWebhook(t, { name: `B ${i}`, url: `${receiver.url}/b${i}`, isActive: i !== 3 }, B()));
     }
-    keyA2 = await expectJson<CreatedKey>(await t.api('/api-keys', { method: 'POST', json: { name: 'A reader', scopes: ['webhooks:read'] } }), 201);
+    keyA2 = await expectJson<CreatedKey>(
+      await t.api('/api-keys', { method: 'POST', json: { name: 'A reader', scopes: ['webhooks:read'] } }),
+      201,
+    );
     const tested = await expectJson<{ eventId: string }>(await t.api(`/webhooks/${hooksA[0].id}/test`, { method: 'POST' }), 200);
     testEventA = tested.eventId;
   });
@@ -82,7 +85,8 @@ describe('two stores side by side', () => {
     });
 
     it('answers GET with 404', async () => {
-      for (const hook of others()) await expectError(await t.api(`/webhooks/${hook.id}`, { key: key() }), 404, `Webhook ${hook.id} not found`);
+      for (const hook of others())
+        await expectError(await t.api(`/webhooks/${hook.id}`, { key: key() }), 404, `Webhook ${hook.id} not found`);
     });
 
     it('answers PUT with 404 and changes nothing, whatever the body asks', async () => {
@@ -140,11 +144,17 @@ describe('two stores side by side', () => {
     const cursorsB = (await allPages<WebhookBody>(t, '/webhooks?limit=1', B())).cursors.filter((c): c is string => c !== null);
     expect(cursorsA.length).toBeGreaterThan(0);
     for (const cursor of cursorsA) {
-      const page = await expectJson<{ data: WebhookBody[] }>(await t.api(`/webhooks?limit=200&cursor=${encodeURIComponent(cursor)}`, { key: B() }), 200);
+      const page = await expectJson<{ data: WebhookBody[] }>(
+        await t.api(`/webhooks?limit=200&cursor=${encodeURIComponent(cursor)}`, { key: B() }),
+        200,
+      );
       expect(page.data.map((hook) => hook.id).filter((id) => !idsB.includes(id))).toEqual([]);
     }
     for (const cursor of cursorsB) {
-      const page = await expectJson<{ data: WebhookBody[] }>(await t.api(`/webhooks?limit=200&cursor=${encodeURIComponent(cursor)}`, { key: A }), 200);
+      const page = await expectJson<{ data: WebhookBody[] }>(
+        await t.api(`/webhooks?limit=200&cursor=${encodeURIComponent(cursor)}`, { key: A }),
+        200,
+      );
       expect(page.data.map((hook) => hook.id).filter((id) => idsB.includes(id))).toEqual([]);
       expect(page.data.every((hook) => idsA.includes(hook.id))).toBe(true);
     }
@@ -176,7 +186,10 @@ describe('two stores side by side', () => {
     } finally {
       statements.mockRestore();
     }
-    const owner = new Map<string, string>([...hooksA.map((hook) => [hook.id, 'st_default'] as const), ...hooksB.map((hook) => [hook.id, storeB] as const)]);
+    const owner = new Map<string, string>([
+      ...hooksA.map((hook) => [hook.id, 'st_default'] as const),
+      ...hooksB.map((hook) => [hook.id, storeB] as const),
+    ]);
     reads.forEach(([storeId], i) => expect(alone[i].map((hook) => owner.get(hook.id)).filter((store) => store !== storeId)).toEqual([]));
   });
 
@@ -239,10 +252,16 @@ describe('two stores side by side', () => {
       202,
     );
     expect(published.deliveries).toBe(3);
-    const rows = await t.db.query<{ webhook_id: string; store_id: string }>('SELECT webhook_id, store_id FROM deliveries WHERE event_id = $1', [
-      published.id,
-    ]);
-    expect(rows.map((row) => row.webhook_id).sort()).toEqual(hooksB.slice(0, 3).map((hook) => hook.id).sort());
+    const rows = await t.db.query<{ webhook_id: string; store_id: string }>(
+      'SELECT webhook_id, store_id FROM deliveries WHERE event_id = $1',
+      [published.id],
+    );
+    expect(rows.map((row) => row.webhook_id).sort()).toEqual(
+      hooksB
+        .slice(0, 3)
+        .map((hook) => hook.id)
+        .sort(),
+    );
     expect(rows.every((row) => row.store_id === storeB)).toBe(true);
     await expectError(await t.api(`/events/${published.id}`, { key: A }), 404);
   });

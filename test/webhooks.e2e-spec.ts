@@ -162,7 +162,10 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
     });
 
     it('accepts a host that does not resolve (yet) while private networks are allowed: there is no address to refuse', async () => {
-      const res = await t.api('/webhooks', { method: 'POST', json: { name: 'later', url: 'https://nowhere.invalid/in', events: ['order.created'] } });
+      const res = await t.api('/webhooks', {
+        method: 'POST',
+        json: { name: 'later', url: 'https://nowhere.invalid/in', events: ['order.created'] },
+      });
       expect(res.status).toBe(201);
       await t.api(`/webhooks/${((await res.json()) as { id: string }).id}`, { method: 'DELETE' });
     });
@@ -291,7 +294,11 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       ['url null', { url: null }, 'url must be a string'],
       ['events empty', { events: [] }, 'events must contain at least one event type'],
       ['events with a duplicate', { events: ['stock.low', 'stock.low'] }, 'events must not contain duplicates'],
-      ['events with an unknown type', { events: ['stock.high'] }, 'events contains an unknown event type ("stock.high"); see GET /event-types'],
+      [
+        'events with an unknown type',
+        { events: ['stock.high'] },
+        'events contains an unknown event type ("stock.high"); see GET /event-types',
+      ],
       ['events null', { events: null }, 'events must be an array of event types'],
       ['isActive a string', { isActive: 'false' }, 'isActive must be a boolean'],
       ['isActive null', { isActive: null }, 'isActive must be a boolean'],
@@ -423,9 +430,10 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       });
       expect(requests[0].headers['x-webhook-id']).toBe(result.eventId);
 
-      const [delivery] = await t.db.query('SELECT webhook_id, event_id, event_type, status, attempt_count, store_id FROM deliveries WHERE id = $1', [
-        result.deliveryId,
-      ]);
+      const [delivery] = await t.db.query(
+        'SELECT webhook_id, event_id, event_type, status, attempt_count, store_id FROM deliveries WHERE id = $1',
+        [result.deliveryId],
+      );
       expect(delivery).toEqual({
         webhook_id: hook.id,
         event_id: result.eventId,
@@ -610,7 +618,7 @@ describe('URL policy at registration (ALLOW_PRIVATE_NETWORKS=false, ALLOW_HTTP_U
     'hooks.example.com': ['93.184.215.14'],
     'v6.example.com': ['2606:4700:4700::1111'],
     'internal.example.com': ['10.0.0.7'],
-    'localhost': ['127.0.0.1', '::1'],
+    localhost: ['127.0.0.1', '::1'],
     'mixed.example.com': ['93.184.215.14', '192.168.1.20'],
     'metadata.example.com': ['::ffff:169.254.169.254'],
     'ula.example.com': ['fd12:3456::1'],
@@ -715,13 +723,15 @@ describe('URL policy at registration (ALLOW_PRIVATE_NETWORKS=false, ALLOW_HTTP_U
     await expectRefused('https://unknown.example.com/', 'url host does not resolve');
   });
 
-  it.each(['https://hooks.example.com/hook', 'https://v6.example.com/hook', 'https://93.184.215.14/hook', 'https://[2606:4700:4700::1111]/hook'])(
-    'accepts the public %s',
-    async (url) => {
-      const body = await createWebhook(t, { url });
-      expect(body.url).toBe(url);
-    },
-  );
+  it.each([
+    'https://hooks.example.com/hook',
+    'https://v6.example.com/hook',
+    'https://93.184.215.14/hook',
+    'https://[2606:4700:4700::1111]/hook',
+  ])('accepts the public %s', async (url) => {
+    const body = await createWebhook(t, { url });
+    expect(body.url).toBe(url);
+  });
 
   it('refuses a private URL in a PUT and changes nothing', async () => {
     const hook = await createWebhook(t, { url: 'https://hooks.example.com/put' });

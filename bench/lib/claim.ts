@@ -113,7 +113,8 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
   let claimed = 0;
   try {
     // The dispatcher's connections run with these settings (src/dispatch/dispatch-pool.ts).
-    for (const [name, value] of Object.entries(DISPATCH_SESSION_SETTINGS)) await client.query(`SELECT set_config($1, $2, false)`, [name, value]);
+    for (const [name, value] of Object.entries(DISPATCH_SESSION_SETTINGS))
+      await client.query(`SELECT set_config($1, $2, false)`, [name, value]);
     const repo = repositoryOn(client, capture);
     const limits = { excluded: [], partial: [], perEndpoint: 64 };
     for (let run = 0; run < sizes.runs + 5; run++) {
@@ -127,7 +128,14 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
         const outcomes: AttemptOutcome[] = rows.map((row) => ({
           deliveryId: row.id,
           leaseToken: token,
-          attempt: { number: row.attemptNumber, startedAt: new Date(), durationMs: 3, statusCode: 200, error: null, responseBody: '{"received":true}' },
+          attempt: {
+            number: row.attemptNumber,
+            startedAt: new Date(),
+            durationMs: 3,
+            statusCode: 200,
+            error: null,
+            responseBody: '{"received":true}',
+          },
           status: 'succeeded',
           retryDelayMs: 0,
           decidedAt: Date.now(),

@@ -44,7 +44,8 @@ export function summarizeProfile(path: string, top = 25): { totalMs: number; fun
   const callerOf = (id: number): string => {
     for (let at = parentOf.get(id); at !== undefined; at = parentOf.get(at)) {
       const frame = byId.get(at)!.callFrame;
-      if (frame.url && !frame.url.startsWith('node:')) return `${frame.functionName || '(anonymous)'} ${area(frame.url)}:${frame.lineNumber + 1}`;
+      if (frame.url && !frame.url.startsWith('node:'))
+        return `${frame.functionName || '(anonymous)'} ${area(frame.url)}:${frame.lineNumber + 1}`;
     }
     return '?';
   };

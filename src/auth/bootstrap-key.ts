@@ -43,10 +43,13 @@ export class BootstrapKey implements OnApplicationBootstrap {
       const [{ count }] = await manager.query<Array<{ count: number }>>('SELECT count(*)::int AS count FROM api_keys');
       if (count > 0) return undefined;
       const text = generateApiKeyText();
-      await manager.query(
-        `INSERT INTO api_keys (id, store_id, name, scopes, key_hash) VALUES ($1, $2, $3, $4, $5)`,
-        [newId('key'), DEFAULT_STORE_ID, 'bootstrap (generated)', [...SCOPES], hashApiKey(text)],
-      );
+      await manager.query(`INSERT INTO api_keys (id, store_id, name, scopes, key_hash) VALUES ($1, $2, $3, $4, $5)`, [
+        newId('key'),
+        DEFAULT_STORE_ID,
+        'bootstrap (generated)',
+        [...SCOPES],
+        hashApiKey(text),
+      ]);
       return text;
     });
     if (!generated) return;

@@ -44,10 +44,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       const body = exception.getResponse();
-      const message =
-        typeof body === 'string'
-          ? body
-          : ((body as { message?: string | string[] }).message ?? exception.message);
+      const message = typeof body === 'string' ? body : ((body as { message?: string | string[] }).message ?? exception.message);
       // Several rules of one property can share a message (`limit=abc` breaks three); say it once.
       return { status, message: Array.isArray(message) ? [...new Set(message)] : message };
     }
@@ -71,10 +68,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.warn(`database unavailable during ${request.method} ${request.path}: ${String(exception)}`);
       return { status: HttpStatus.SERVICE_UNAVAILABLE, message: 'The database is unavailable; try again shortly' };
     }
-    this.logger.error(
-      { err: exception, requestId: request.id },
-      `unhandled error during ${request.method} ${request.path}`,
-    );
+    this.logger.error({ err: exception, requestId: request.id }, `unhandled error during ${request.method} ${request.path}`);
     return {
       status: HttpStatus.INTERNAL_SERVER_ERROR,
       message: `Internal server error (request id ${String(request.id ?? 'unknown')})`,

@@ -12,7 +12,5 @@ const DESCRIPTIONS: Record<number, string> = {
 
 /** Documents error answers in the `{statusCode, error, message}` shape (CONTRACT §3). */
 export function ApiErrors(...statuses: Array<400 | 404 | 409 | 413 | 503>): MethodDecorator & ClassDecorator {
-  return applyDecorators(
-    ...statuses.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status], type: ErrorResponse })),
-  );
+  return applyDecorators(...statuses.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status], type: ErrorResponse })));
 }

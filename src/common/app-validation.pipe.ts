@@ -33,5 +33,7 @@ function isEmptyPlainObject(value: unknown): value is Record<string, never> {
 function shallowEqual(a: object, b: object): boolean {
   const entriesOfA = Object.entries(a);
   const entriesOfB = Object.entries(b);
-  return entriesOfA.length === entriesOfB.length && entriesOfA.every(([key, value], i) => key === entriesOfB[i][0] && value === entriesOfB[i][1]);
+  return (
+    entriesOfA.length === entriesOfB.length && entriesOfA.every(([key, value], i) => key === entriesOfB[i][0] && value === entriesOfB[i][1])
+  );
 }

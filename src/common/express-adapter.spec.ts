@@ -27,7 +27,10 @@ async function serveOnce(adapter: ExpressAdapter): Promise<{ seen: Seen; status:
     };
   });
   app.get('/echo', (req: Request, res: Response) => {
-    res.set('X-Echo', req.get('x-probe') ?? '').status(201).json({ path: req.path, query: req.query.q });
+    res
+      .set('X-Echo', req.get('x-probe') ?? '')
+      .status(201)
+      .json({ path: req.path, query: req.query.q });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {

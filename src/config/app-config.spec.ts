@@ -47,9 +47,7 @@ describe('loadConfig', () => {
   });
 
   it('closes http:// and private networks by default in production, and requires an encryption key there', () => {
-    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
-      'SECRET_ENCRYPTION_KEY is required when NODE_ENV=production',
-    ]);
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual(['SECRET_ENCRYPTION_KEY is required when NODE_ENV=production']);
     const config = loadConfig({ NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') });
     expect(config.allowHttpUrls).toBe(false);
     expect(config.allowPrivateNetworks).toBe(false);

@@ -74,9 +74,7 @@ function describe(errors: ValidationError[]): string[] {
 
 /** Validates the environment once; throws {@link ConfigError} naming each bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
-  const present = Object.fromEntries(
-    Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''),
-  );
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
   const vars = plainToInstance(EnvironmentVariables, present);
   const errors = validateSync(vars, { whitelist: false, forbidUnknownValues: false });
   if (errors.length > 0) throw new ConfigError(describe(errors));

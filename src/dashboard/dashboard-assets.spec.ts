@@ -15,7 +15,11 @@ describe('dashboard assets', () => {
     for (const name of assets.names().filter((file) => file.endsWith('.js'))) {
       for (const [, specifier] of text(name).matchAll(/^import [^;]*? from '([^']+)';$/gm)) {
         const resolved = new URL(specifier, `http://x/dashboard/${name}`).pathname.replace('/dashboard/', '');
-        expect({ module: name, import: specifier, found: assets.names().includes(resolved) }).toEqual({ module: name, import: specifier, found: true });
+        expect({ module: name, import: specifier, found: assets.names().includes(resolved) }).toEqual({
+          module: name,
+          import: specifier,
+          found: true,
+        });
       }
     }
   });
@@ -23,12 +27,17 @@ describe('dashboard assets', () => {
   it('loads nothing from elsewhere and builds no HTML from strings', () => {
     for (const name of assets.names()) {
       const body = text(name).replace(/http:\/\/www\.w3\.org\/2000\/svg/g, '');
-      expect({ name, external: /(?:src|href|url\(|import[^;]*from)\s*=?\s*["']?(?:https?:)?\/\//.test(body) }).toEqual({ name, external: false });
-      if (name.endsWith('.js')) expect({ name, html: /innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(body) }).toEqual({ name, html: false });
+      expect({ name, external: /(?:src|href|url\(|import[^;]*from)\s*=?\s*["']?(?:https?:)?\/\//.test(body) }).toEqual({
+        name,
+        external: false,
+      });
+      if (name.endsWith('.js'))
+        expect({ name, html: /innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(body) }).toEqual({ name, html: false });
     }
   });
 
   it('answers no path outside its own files', () => {
-    for (const path of ['../dashboard-assets.ts', '/etc/passwd', 'js/../../dashboard.module.ts', '']) expect(assets.get(path)).toBeUndefined();
+    for (const path of ['../dashboard-assets.ts', '/etc/passwd', 'js/../../dashboard.module.ts', ''])
+      expect(assets.get(path)).toBeUndefined();
   });
 });

@@ -34,7 +34,8 @@ export class DashboardAssets {
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
       this.files.set(relative(root, path).split(sep).join('/'), { body, contentType, etag });
     }
-    if (!this.files.has('index.html')) throw new Error(`dashboard: ${join(root, 'index.html')} is missing (was the build's asset copy skipped?)`);
+    if (!this.files.has('index.html'))
+      throw new Error(`dashboard: ${join(root, 'index.html')} is missing (was the build's asset copy skipped?)`);
   }
 
   /** The file at `path` (relative, `/`-separated), or undefined. */

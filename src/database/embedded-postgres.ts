@@ -134,13 +134,7 @@ function command(
 ): { file: string; args: string[]; ids: { uid?: number; gid?: number } } {
   if (hasSetpriv()) {
     const privileges = runAs
-      ? [
-          `--reuid=${runAs.uid}`,
-          `--regid=${runAs.gid}`,
-          '--clear-groups',
-          '--inh-caps=+dac_read_search',
-          '--ambient-caps=+dac_read_search',
-        ]
+      ? [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=+dac_read_search', '--ambient-caps=+dac_read_search']
       : [];
     return { file: 'setpriv', args: [...privileges, '--pdeathsig=SIGINT', '--', binary, ...args], ids: {} };
   }
@@ -203,18 +197,7 @@ function launch(
 ): Promise<ChildProcess> {
   const { file, args, ids } = command(
     binaries.postgres,
-    [
-      '-D',
-      pgData,
-      '-p',
-      String(port),
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'max_connections=200',
-    ],
+    ['-D', pgData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
     runAs,
   );
   return new Promise((resolve, reject) => {

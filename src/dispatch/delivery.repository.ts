@@ -351,10 +351,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
   }
 
   listForEvent(storeId: string, eventId: string): Promise<DeliveryRow[]> {
-    return this.dataSource.query(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries d WHERE d.store_id = $1 AND d.event_id = $2 ORDER BY d.id`,
-      [storeId, eventId],
-    );
+    return this.dataSource.query(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d WHERE d.store_id = $1 AND d.event_id = $2 ORDER BY d.id`, [
+      storeId,
+      eventId,
+    ]);
   }
 
   /** Starts a new cycle for a finished delivery; null when it is pending (or unknown). */

@@ -6,7 +6,15 @@ import { PgNotifier } from '../database/pg-notifier';
 import { Metrics } from '../observability/metrics';
 import { SecretCipher } from '../webhooks/secret-cipher';
 import { INACTIVE_ENDPOINT_ERROR } from '../webhooks/webhook.repository';
-import { AttemptOutcome, CLAIM_EARLY_MS, ClaimedDelivery, DeliveryRepository, EndpointLimits, HandOff, ScheduledRetry } from './delivery.repository';
+import {
+  AttemptOutcome,
+  CLAIM_EARLY_MS,
+  ClaimedDelivery,
+  DeliveryRepository,
+  EndpointLimits,
+  HandOff,
+  ScheduledRetry,
+} from './delivery.repository';
 import { decideAfterAttempt } from './retry-policy';
 import { SendResult, WebhookSender } from './webhook-sender';
 
@@ -281,11 +289,14 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     clearTimeout(this.dueTimer);
     this.dueAt = at;
     // A couple of milliseconds late rather than early: early finds nothing due yet.
-    this.dueTimer = setTimeout(() => {
-      this.dueAt = Number.POSITIVE_INFINITY;
-      this.armForNextLocalRetry();
-      this.wake();
-    }, Math.max(0, at - Date.now() + 2));
+    this.dueTimer = setTimeout(
+      () => {
+        this.dueAt = Number.POSITIVE_INFINITY;
+        this.armForNextLocalRetry();
+        this.wake();
+      },
+      Math.max(0, at - Date.now() + 2),
+    );
   }
 
   /** Remembers a retry this worker scheduled, so that its timer fires for it on time. */
@@ -449,7 +460,9 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         this.flushFailures++;
         const delay = Math.min(FLUSH_RETRY_MS * 2 ** (this.flushFailures - 1), MAX_BACKOFF_MS);
         if (shouldLog(this.flushFailures)) {
-          this.logger.warn(`could not record ${this.outcomes.length} outcomes, ${this.flushFailures} time(s) in a row (${errorMessage(error)}); retrying in ${delay} ms`);
+          this.logger.warn(
+            `could not record ${this.outcomes.length} outcomes, ${this.flushFailures} time(s) in a row (${errorMessage(error)}); retrying in ${delay} ms`,
+          );
         }
         // Once shutdown began, its own final flush is the last try (no timer left behind).
         if (this.running) this.flushTimer ??= setTimeout(() => void this.flush(), delay);

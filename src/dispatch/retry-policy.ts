@@ -1,8 +1,5 @@
 /** What happens to a delivery after an attempt. */
-export type RetryDecision =
-  | { status: 'succeeded' }
-  | { status: 'pending'; delayMs: number }
-  | { status: 'failed' };
+export type RetryDecision = { status: 'succeeded' } | { status: 'pending'; delayMs: number } | { status: 'failed' };
 
 /**
  * CONTRACT §7 with RETRY_SCHEDULE_MS = [d1, d2, …, dn]: a cycle has n attempts, attempt k+1 goes

@@ -180,7 +180,11 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
     if (this.signal.aborted) controller.abort(deadlineError());
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     if (statusCode < 200) return; // 1xx: the final answer follows
     this.statusCode = statusCode;
     this.location = headers.location;

@@ -70,7 +70,13 @@ export class EventPublisher {
     }
     if (!published) {
       const first = (await this.events.findByIdempotencyKey(storeId, options.idempotencyKey!, options.manager))!;
-      return { id: first.id, type: first.type as T, timestamp: first.createdAt.toISOString(), deliveries: first.deliveries, duplicate: true };
+      return {
+        id: first.id,
+        type: first.type as T,
+        timestamp: first.createdAt.toISOString(),
+        deliveries: first.deliveries,
+        duplicate: true,
+      };
     }
     this.metrics.eventsPublished.inc();
     return { id: envelope.id, type, timestamp: envelope.timestamp, deliveries: published.deliveries, duplicate: false };

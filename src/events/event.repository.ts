@@ -202,7 +202,11 @@ export class EventRepository {
   }
 
   /** The event holding an idempotency key, with its fan-out count. */
-  async findByIdempotencyKey(storeId: string, key: string, manager?: EntityManager): Promise<(StoredEvent & { deliveries: number }) | null> {
+  async findByIdempotencyKey(
+    storeId: string,
+    key: string,
+    manager?: EntityManager,
+  ): Promise<(StoredEvent & { deliveries: number }) | null> {
     const rows: Array<StoredEvent & { deliveries: number }> = await (manager ?? this.dataSource).query(
       `SELECT e.id, e.type, e.body, e.created_at AS "createdAt",
          (SELECT count(*)::int FROM deliveries d WHERE d.event_id = e.id) AS deliveries

@@ -16,6 +16,8 @@ export class IdempotencyKeyExpiry {
   @Cron(CronExpression.EVERY_HOUR)
   async expire(): Promise<void> {
     if (!this.config.runsWorker) return;
-    await this.events.expireIdempotencyKeys().catch((error: unknown) => this.logger.warn(`idempotency key expiry failed: ${String(error)}`));
+    await this.events
+      .expireIdempotencyKeys()
+      .catch((error: unknown) => this.logger.warn(`idempotency key expiry failed: ${String(error)}`));
   }
 }

@@ -43,7 +43,13 @@ export class WebhookTester {
     // Written leased to us, so that no worker picks it up while we send it ourselves.
     const deliveryId = await this.dataSource.transaction(async (manager) => {
       await this.events.insert(manager, { id: envelope.id, storeId, type: TEST_EVENT_TYPE, body, createdAt: new Date(envelope.timestamp) });
-      return this.deliveries.createLeased(manager, { storeId, eventId: envelope.id, eventType: TEST_EVENT_TYPE }, webhookId, leaseToken, this.config.deliveryTimeoutMs + this.config.leaseMarginMs);
+      return this.deliveries.createLeased(
+        manager,
+        { storeId, eventId: envelope.id, eventType: TEST_EVENT_TYPE },
+        webhookId,
+        leaseToken,
+        this.config.deliveryTimeoutMs + this.config.leaseMarginMs,
+      );
     });
     const sealed = (await this.webhookRows.sealedSecret(webhookId))!;
     const result = await this.sender.send({ url: webhook.url, eventId: envelope.id, body, secret: this.cipher.decrypt(sealed, webhookId) });

@@ -29,11 +29,15 @@ describe('requestLogging', () => {
     const middleware = requestLogging(pino({ level: 'info' }, sink));
     server = createServer((req, res) => {
       Object.assign(req, { id: req.headers['x-request-id'] });
-      middleware(req as Request, res as Response, (() => {
-        const status = Number(/\/status\/(\d+)/.exec(req.url ?? '')?.[1] ?? 200);
-        if (req.url?.startsWith('/hang')) return; // never answers: the client gives up
-        res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
-      }) as NextFunction);
+      middleware(
+        req as Request,
+        res as Response,
+        (() => {
+          const status = Number(/\/status\/(\d+)/.exec(req.url ?? '')?.[1] ?? 200);
+          if (req.url?.startsWith('/hang')) return; // never answers: the client gives up
+          res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+        }) as NextFunction,
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;

@@ -53,7 +53,8 @@ export function verifyWebhook(secret: string, headers: HeaderBag, rawBody: strin
   if (!signature || !timestamp) {
     throw new WebhookVerificationError('missing-header', 'X-Webhook-Signature and X-Webhook-Timestamp are required');
   }
-  if (!/^\d{1,16}$/.test(timestamp)) throw new WebhookVerificationError('invalid-timestamp', 'X-Webhook-Timestamp is not a Unix time in ms');
+  if (!/^\d{1,16}$/.test(timestamp))
+    throw new WebhookVerificationError('invalid-timestamp', 'X-Webhook-Timestamp is not a Unix time in ms');
   const toleranceMs = options.toleranceMs ?? 5 * 60_000;
   if (Math.abs((options.now ?? Date.now()) - Number(timestamp)) > toleranceMs) {
     throw new WebhookVerificationError('stale-timestamp', `X-Webhook-Timestamp is more than ${toleranceMs} ms away from now`);
@@ -62,10 +63,7 @@ export function verifyWebhook(secret: string, headers: HeaderBag, rawBody: strin
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
   // Written out rather than calling the sender's signPayload: this file is meant to be copied into
   // receivers' code bases on its own (the unit spec checks that the two agree).
-  const expected = Buffer.from(
-    `sha256=${createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex')}`,
-    'utf8',
-  );
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex')}`, 'utf8');
   const given = Buffer.from(signature, 'utf8');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new WebhookVerificationError('invalid-signature', 'X-Webhook-Signature does not match');

@@ -82,12 +82,9 @@ describe('classifyAddress', () => {
     expect(classifyAddress(address)).toEqual({ allowed: false, range, judgedAs: address });
   });
 
-  it.each(['2606:4700:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001:81b::200e'])(
-    'allows the public IPv6 address %s',
-    (address) => {
-      expect(classifyAddress(address)).toMatchObject({ allowed: true, range: 'unicast' });
-    },
-  );
+  it.each(['2606:4700:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001:81b::200e'])('allows the public IPv6 address %s', (address) => {
+    expect(classifyAddress(address)).toMatchObject({ allowed: true, range: 'unicast' });
+  });
 
   it.each([
     ['::1', 'loopback'],
@@ -248,9 +245,7 @@ describe('resolveAndCheck', () => {
   it('rejects a host with one public and one private address, whichever comes first', async () => {
     const publicFirst = fakeResolver({ 'mixed.example.com': ['93.184.215.14', '10.0.0.1'] });
     const privateFirst = fakeResolver({ 'mixed.example.com': ['fd00::1', '2606:4700:4700::1111'] });
-    await expect(resolveAndCheck('mixed.example.com', STRICT, publicFirst)).rejects.toThrow(
-      'url resolves to a private address (10.0.0.1)',
-    );
+    await expect(resolveAndCheck('mixed.example.com', STRICT, publicFirst)).rejects.toThrow('url resolves to a private address (10.0.0.1)');
     await expect(resolveAndCheck('mixed.example.com', STRICT, privateFirst)).rejects.toThrow(
       'url resolves to a unique-local address (fd00::1)',
     );
@@ -281,9 +276,7 @@ describe('resolveAndCheck', () => {
 
   it('names a temporary DNS failure in the refusal', async () => {
     const failing: Resolver = () => Promise.reject(Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' }));
-    await expect(resolveAndCheck('hooks.example.com', STRICT, failing)).rejects.toThrow(
-      'url host could not be resolved (EAI_AGAIN)',
-    );
+    await expect(resolveAndCheck('hooks.example.com', STRICT, failing)).rejects.toThrow('url host could not be resolved (EAI_AGAIN)');
   });
 
   it('accepts loopback and private answers when private networks are allowed', async () => {
@@ -325,9 +318,7 @@ describe('UrlPolicy', () => {
     }).compile();
     const policy = moduleRef.get(UrlPolicy);
     await expect(policy.assertRegistrable('http://hooks.example.com/')).rejects.toThrow('url must use https://');
-    await expect(policy.assertRegistrable('https://hooks.example.com/')).rejects.toThrow(
-      'url resolves to a private address (10.1.2.3)',
-    );
+    await expect(policy.assertRegistrable('https://hooks.example.com/')).rejects.toThrow('url resolves to a private address (10.1.2.3)');
     expect(resolver).toHaveBeenCalledWith('hooks.example.com');
   });
 

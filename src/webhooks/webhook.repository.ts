@@ -53,7 +53,11 @@ interface PageQuery extends WebhookFilter {
 @Injectable()
 export class WebhookRepository {
   private readonly pool: Pool;
-  private readonly pages = new ReadBatcher((queries: PageQuery[]) => this.readPages(queries), PAGE_STATEMENTS_IN_FLIGHT, PAGES_PER_STATEMENT);
+  private readonly pages = new ReadBatcher(
+    (queries: PageQuery[]) => this.readPages(queries),
+    PAGE_STATEMENTS_IN_FLIGHT,
+    PAGES_PER_STATEMENT,
+  );
 
   constructor(@InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>) {
     this.pool = poolOf(webhooks.manager.connection);

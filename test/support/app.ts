@@ -46,7 +46,10 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const builder = Test.createTestingModule({ imports: [AppModule.forRoot(config)] });
   for (const { provide, useValue } of options.overrides ?? []) builder.overrideProvider(provide).useValue(useValue);
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>(new HooklineExpressAdapter(), { bodyParser: false, bufferLogs: true });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(new HooklineExpressAdapter(), {
+    bodyParser: false,
+    bufferLogs: true,
+  });
   configureApp(app, config);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };

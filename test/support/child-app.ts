@@ -94,7 +94,8 @@ export class ChildApp {
     try {
       for (;;) {
         if ((await app.health()) === 200) return app;
-        if (app.exit) throw new Error(`${name} exited (code ${app.exit.code}, signal ${app.exit.signal}) before it was ready; see ${logFile}`);
+        if (app.exit)
+          throw new Error(`${name} exited (code ${app.exit.code}, signal ${app.exit.signal}) before it was ready; see ${logFile}`);
         if (Date.now() > deadline) throw new Error(`${name}: /health not 200 within ${deadlineMs} ms; see ${logFile}`);
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -28,10 +28,9 @@ export async function rowCounts(db: TestDatabase): Promise<Record<string, number
 export async function rowsContaining(db: TestDatabase, text: string): Promise<number> {
   let total = 0;
   for (const table of [...TABLES, 'settings']) {
-    const [{ count }] = await db.query<{ count: number }>(
-      `SELECT count(*)::int AS count FROM ${table} t WHERE strpos(t::text, $1) > 0`,
-      [text],
-    );
+    const [{ count }] = await db.query<{ count: number }>(`SELECT count(*)::int AS count FROM ${table} t WHERE strpos(t::text, $1) > 0`, [
+      text,
+    ]);
     total += count;
   }
   return total;

@@ -32,7 +32,13 @@ export interface Published {
   deliveries: number;
 }
 
-export async function publish(t: TestApp, type: string, data: Record<string, unknown>, headers: Record<string, string> = {}, key?: string): Promise<Published> {
+export async function publish(
+  t: TestApp,
+  type: string,
+  data: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  key?: string,
+): Promise<Published> {
   const res = await t.api('/events', { method: 'POST', json: { type, data }, headers, key });
   if (res.status !== 202 && res.status !== 200) throw new Error(`publish: ${res.status} ${await res.text()}`);
   return (await res.json()) as Published;
@@ -49,7 +55,14 @@ export interface DeliveryView {
   lastStatusCode: number | null;
   lastError: string | null;
   event?: { id: string; type: string; timestamp: string; data: Record<string, unknown> };
-  attempts?: Array<{ number: number; startedAt: string; durationMs: number; statusCode: number | null; error: string | null; responseBody: string | null }>;
+  attempts?: Array<{
+    number: number;
+    startedAt: string;
+    durationMs: number;
+    statusCode: number | null;
+    error: string | null;
+    responseBody: string | null;
+  }>;
 }
 
 export async function deliveriesOf(t: TestApp, webhookId: string, query = ''): Promise<DeliveryView[]> {

@@ -44,7 +44,11 @@ export function publishLoad(
       let status = 0;
       let body = '';
       try {
-        const res = await app.api('/events', { method: 'POST', json: { type: 'order.created', data: orderData(n) }, signal: AbortSignal.timeout(15_000) });
+        const res = await app.api('/events', {
+          method: 'POST',
+          json: { type: 'order.created', data: orderData(n) },
+          signal: AbortSignal.timeout(15_000),
+        });
         status = res.status;
         body = await res.text();
       } catch {
@@ -52,7 +56,8 @@ export function publishLoad(
       }
       if (status === 202) {
         const published = JSON.parse(body) as { id: string; deliveries: number };
-        if (deliveries !== undefined && published.deliveries !== deliveries) throw new Error(`event fanned out to ${published.deliveries} endpoints, not ${deliveries}`);
+        if (deliveries !== undefined && published.deliveries !== deliveries)
+          throw new Error(`event fanned out to ${published.deliveries} endpoints, not ${deliveries}`);
         accepted.set(published.id, Date.now());
       } else {
         rejected.set(status, (rejected.get(status) ?? 0) + 1);

@@ -71,7 +71,11 @@ export class Receiver {
   }
 
   /** Waits until `count` requests matched `filter`, or fails at the deadline. */
-  async waitFor(count: number, filter: (request: ReceivedRequest) => boolean = () => true, deadlineMs = 10_000): Promise<ReceivedRequest[]> {
+  async waitFor(
+    count: number,
+    filter: (request: ReceivedRequest) => boolean = () => true,
+    deadlineMs = 10_000,
+  ): Promise<ReceivedRequest[]> {
     const deadline = Date.now() + deadlineMs;
     for (;;) {
       const matched = this.requests.filter(filter);

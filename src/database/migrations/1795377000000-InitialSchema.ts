@@ -78,9 +78,7 @@ export class InitialSchema1795377000000 implements MigrationInterface {
       )`);
     // The claim query reads only this partial index, so it stays as fast with millions of
     // finished deliveries as with none.
-    await queryRunner.query(
-      `CREATE INDEX deliveries_due_idx ON deliveries (next_attempt_at) WHERE status = 'pending'`,
-    );
+    await queryRunner.query(`CREATE INDEX deliveries_due_idx ON deliveries (next_attempt_at) WHERE status = 'pending'`);
     await queryRunner.query(`CREATE INDEX deliveries_webhook_idx ON deliveries (webhook_id, id)`);
     await queryRunner.query(`CREATE INDEX deliveries_event_idx ON deliveries (event_id)`);
 

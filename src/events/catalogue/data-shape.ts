@@ -86,8 +86,7 @@ function field<V>(options: FieldOptions<V>, schema: PropertySchema, check: Check
       name: FIELD_CONSTRAINT,
       validator: {
         validate: (value: unknown, args?: { object: object }) => fullCheck(value, asSiblings(args?.object)) === undefined,
-        defaultMessage: (args?: { value: unknown; object: object }) =>
-          fullCheck(args?.value, asSiblings(args?.object)) ?? 'is invalid',
+        defaultMessage: (args?: { value: unknown; object: object }) => fullCheck(args?.value, asSiblings(args?.object)) ?? 'is invalid',
       },
     })(target, key);
     if (items) {
@@ -101,12 +100,7 @@ function asSiblings(object: object | undefined): Siblings {
   return (object ?? {}) as Siblings;
 }
 
-function apiPropertyOptions(
-  schema: PropertySchema,
-  optional: boolean,
-  example: unknown,
-  items?: () => DataClass,
-): ApiPropertyOptions {
+function apiPropertyOptions(schema: PropertySchema, optional: boolean, example: unknown, items?: () => DataClass): ApiPropertyOptions {
   const { type, enum: values, items: _items, ...rest } = schema;
   const common = { ...rest, required: !optional, example };
   // Swagger resolves a lazy type only when the function is literally named `type`.
@@ -143,16 +137,12 @@ export function IdField(options: FieldOptions<string>) {
 /** A non-negative integer (a count, a quantity) or one at least `minimum`. */
 export function CountField(options: FieldOptions<number> & { minimum?: number }) {
   const minimum = options.minimum ?? 0;
-  return field(options, { type: 'integer', description: options.description, minimum }, (value) =>
-    integerProblem(value, minimum),
-  );
+  return field(options, { type: 'integer', description: options.description, minimum }, (value) => integerProblem(value, minimum));
 }
 
 /** A money amount: a non-negative integer in minor currency units (CONTRACT §2). */
 export function AmountField(options: FieldOptions<number>) {
-  return field(options, { type: 'integer', description: options.description, minimum: 0 }, (value) =>
-    integerProblem(value, 0),
-  );
+  return field(options, { type: 'integer', description: options.description, minimum: 0 }, (value) => integerProblem(value, 0));
 }
 
 function integerProblem(value: unknown, minimum: number): string | undefined {
@@ -167,14 +157,10 @@ const CURRENCY = /^[A-Z]{3}$/;
 /** An ISO 4217 currency code: three upper-case letters. */
 export function CurrencyField(options: Partial<FieldOptions<string>> = {}) {
   const description = options.description ?? 'Currency code, ISO 4217: three upper-case letters.';
-  return field(
-    { example: 'EUR', ...options, description },
-    { type: 'string', description, pattern: CURRENCY.source },
-    (value) => {
-      if (typeof value !== 'string') return 'must be a string';
-      return CURRENCY.test(value) ? undefined : 'must be a three-letter ISO 4217 currency code in upper case, such as EUR';
-    },
-  );
+  return field({ example: 'EUR', ...options, description }, { type: 'string', description, pattern: CURRENCY.source }, (value) => {
+    if (typeof value !== 'string') return 'must be a string';
+    return CURRENCY.test(value) ? undefined : 'must be a three-letter ISO 4217 currency code in upper case, such as EUR';
+  });
 }
 
 /** One of a fixed list of UPPER_CASE values. */
@@ -242,7 +228,7 @@ export function ObjectListField<T extends object>(
 
 function fieldsOf(dataClass: DataClass): FieldSpec[] {
   const chain: FieldSpec[][] = [];
-  for (let current: unknown = dataClass; typeof current === 'function' && current !== Function.prototype; ) {
+  for (let current: unknown = dataClass; typeof current === 'function' && current !== Function.prototype;) {
     chain.unshift(FIELDS.get(current) ?? []);
     current = Object.getPrototypeOf(current);
   }
@@ -290,9 +276,8 @@ export function validateShape(dataClass: DataClass, data: unknown, path = 'data'
 }
 
 function messagesOf(error: ValidationError, parentPath: string): string[] {
-  const path = /^\d+$/.test(error.property) && Array.isArray(error.target)
-    ? `${parentPath}[${error.property}]`
-    : `${parentPath}.${error.property}`;
+  const path =
+    /^\d+$/.test(error.property) && Array.isArray(error.target) ? `${parentPath}[${error.property}]` : `${parentPath}.${error.property}`;
   const constraints = error.constraints ?? {};
   const own = Object.entries(constraints).flatMap(([name, message]) => {
     // A list's check names its bad item itself: "[1] must be an object".
@@ -313,8 +298,6 @@ function unknownKeys(dataClass: DataClass, data: Record<string, unknown>, path: 
     const value = data[key];
     if (!spec.items || !Array.isArray(value)) return [];
     const itemClass = spec.items();
-    return value.flatMap((item: unknown, index) =>
-      isPlainObject(item) ? unknownKeys(itemClass, item, `${path}.${key}[${index}]`) : [],
-    );
+    return value.flatMap((item: unknown, index) => (isPlainObject(item) ? unknownKeys(itemClass, item, `${path}.${key}[${index}]`) : []));
   });
 }

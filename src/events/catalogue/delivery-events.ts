@@ -61,13 +61,7 @@ export class DeliveryBatchCompletedData {
 }
 
 /** Why a delivery attempt failed. */
-export const DELIVERY_FAILURE_REASONS = [
-  'CUSTOMER_UNAVAILABLE',
-  'ADDRESS_NOT_FOUND',
-  'REFUSED',
-  'DAMAGED',
-  'OTHER',
-] as const;
+export const DELIVERY_FAILURE_REASONS = ['CUSTOMER_UNAVAILABLE', 'ADDRESS_NOT_FOUND', 'REFUSED', 'DAMAGED', 'OTHER'] as const;
 export type DeliveryFailureReason = (typeof DELIVERY_FAILURE_REASONS)[number];
 
 /** `data` of delivery.failed: one attempt to deliver an order failed. */

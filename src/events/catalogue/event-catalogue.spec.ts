@@ -101,9 +101,7 @@ describe('validateEventData', () => {
   it('accepts the example of webhook.test and rejects it with an extra field or a missing one', () => {
     expect(validateEventData(TEST_EVENT_TYPE, TEST_EVENT.example)).toEqual([]);
     expect(validateEventData(TEST_EVENT_TYPE, { ...TEST_EVENT.example, extra: true })).toEqual(['data.extra is not allowed']);
-    expect(validateEventData(TEST_EVENT_TYPE, { ...TEST_EVENT.example, message: undefined })).toEqual([
-      'data.message is required',
-    ]);
+    expect(validateEventData(TEST_EVENT_TYPE, { ...TEST_EVENT.example, message: undefined })).toEqual(['data.message is required']);
   });
 
   it('throws on a type outside the catalogue (a programming error, not a data problem)', () => {
@@ -140,70 +138,310 @@ describe('validateEventData', () => {
   const REJECTIONS: Record<EventCategory, Rejection[]> = {
     Orders: [
       ...notAnObject('order.created'),
-      { kind: 'missing field', type: 'order.created', data: example('order.created', { total: undefined }), problems: ['data.total is required'] },
-      { kind: 'missing field', type: 'order.status_changed', data: example('order.status_changed', { previousStatus: undefined }), problems: ['data.previousStatus is required'] },
-      { kind: 'wrong type', type: 'order.created', data: example('order.created', { total: '4998' }), problems: ['data.total must be an integer'] },
-      { kind: 'wrong type', type: 'order.updated', data: example('order.updated', { orderNumber: 1042 }), problems: ['data.orderNumber must be a string'] },
-      { kind: 'wrong type', type: 'order.cancelled', data: example('order.cancelled', { reason: null }), problems: ['data.reason must be a string'] },
-      { kind: 'non-integer number', type: 'order.completed', data: example('order.completed', { total: 49.98 }), problems: ['data.total must be an integer'] },
-      { kind: 'negative number', type: 'order.created', data: example('order.created', { total: -1 }), problems: ['data.total must not be negative'] },
-      { kind: 'bad currency', type: 'order.created', data: example('order.created', { currency: 'eur' }), problems: ['data.currency must be a three-letter ISO 4217 currency code in upper case, such as EUR'] },
-      { kind: 'bad currency', type: 'order.updated', data: example('order.updated', { currency: 'EURO' }), problems: ['data.currency must be a three-letter ISO 4217 currency code in upper case, such as EUR'] },
-      { kind: 'unknown status', type: 'order.created', data: example('order.created', { status: 'pending' }), problems: ['data.status must be one of PENDING, CONFIRMED, PROCESSING, SHIPPED, DELIVERED, COMPLETED, CANCELLED'] },
-      { kind: 'unknown status', type: 'order.status_changed', data: example('order.status_changed', { previousStatus: 'LOST' }), problems: ['data.previousStatus must be one of PENDING, CONFIRMED, PROCESSING, SHIPPED, DELIVERED, COMPLETED, CANCELLED'] },
-      { kind: 'unknown field', type: 'order.created', data: example('order.created', { customerId: 'cus_1' }), problems: ['data.customerId is not allowed'] },
+      {
+        kind: 'missing field',
+        type: 'order.created',
+        data: example('order.created', { total: undefined }),
+        problems: ['data.total is required'],
+      },
+      {
+        kind: 'missing field',
+        type: 'order.status_changed',
+        data: example('order.status_changed', { previousStatus: undefined }),
+        problems: ['data.previousStatus is required'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'order.created',
+        data: example('order.created', { total: '4998' }),
+        problems: ['data.total must be an integer'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'order.updated',
+        data: example('order.updated', { orderNumber: 1042 }),
+        problems: ['data.orderNumber must be a string'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'order.cancelled',
+        data: example('order.cancelled', { reason: null }),
+        problems: ['data.reason must be a string'],
+      },
+      {
+        kind: 'non-integer number',
+        type: 'order.completed',
+        data: example('order.completed', { total: 49.98 }),
+        problems: ['data.total must be an integer'],
+      },
+      {
+        kind: 'negative number',
+        type: 'order.created',
+        data: example('order.created', { total: -1 }),
+        problems: ['data.total must not be negative'],
+      },
+      {
+        kind: 'bad currency',
+        type: 'order.created',
+        data: example('order.created', { currency: 'eur' }),
+        problems: ['data.currency must be a three-letter ISO 4217 currency code in upper case, such as EUR'],
+      },
+      {
+        kind: 'bad currency',
+        type: 'order.updated',
+        data: example('order.updated', { currency: 'EURO' }),
+        problems: ['data.currency must be a three-letter ISO 4217 currency code in upper case, such as EUR'],
+      },
+      {
+        kind: 'unknown status',
+        type: 'order.created',
+        data: example('order.created', { status: 'pending' }),
+        problems: ['data.status must be one of PENDING, CONFIRMED, PROCESSING, SHIPPED, DELIVERED, COMPLETED, CANCELLED'],
+      },
+      {
+        kind: 'unknown status',
+        type: 'order.status_changed',
+        data: example('order.status_changed', { previousStatus: 'LOST' }),
+        problems: ['data.previousStatus must be one of PENDING, CONFIRMED, PROCESSING, SHIPPED, DELIVERED, COMPLETED, CANCELLED'],
+      },
+      {
+        kind: 'unknown field',
+        type: 'order.created',
+        data: example('order.created', { customerId: 'cus_1' }),
+        problems: ['data.customerId is not allowed'],
+      },
     ],
     Payments: [
       ...notAnObject('payment.received'),
-      { kind: 'missing field', type: 'payment.received', data: example('payment.received', { paymentMethod: undefined }), problems: ['data.paymentMethod is required'] },
-      { kind: 'missing field', type: 'payment.refunded', data: example('payment.refunded', { refundedAmount: undefined }), problems: ['data.refundedAmount is required'] },
-      { kind: 'wrong type', type: 'payment.received', data: example('payment.received', { amount: '4998' }), problems: ['data.amount must be an integer'] },
-      { kind: 'wrong type', type: 'payment.received', data: example('payment.received', { orderId: 17 }), problems: ['data.orderId must be a string'] },
-      { kind: 'non-integer number', type: 'payment.refunded', data: example('payment.refunded', { refundedAmount: 19.99 }), problems: ['data.refundedAmount must be an integer'] },
-      { kind: 'negative number', type: 'payment.received', data: example('payment.received', { amount: -4998 }), problems: ['data.amount must not be negative'] },
-      { kind: 'negative number', type: 'payment.refunded', data: example('payment.refunded', { refundedAmount: -1 }), problems: ['data.refundedAmount must not be negative'] },
-      { kind: 'bad currency', type: 'payment.refunded', data: example('payment.refunded', { currency: 'E1R' }), problems: ['data.currency must be a three-letter ISO 4217 currency code in upper case, such as EUR'] },
-      { kind: 'unknown status', type: 'payment.received', data: example('payment.received', { status: 'PAID' }), problems: ['data.status must be one of CAPTURED, PARTIALLY_REFUNDED, REFUNDED, CANCELLED'] },
-      { kind: 'unknown status', type: 'payment.received', data: example('payment.received', { paymentMethod: 'CASH' }), problems: ['data.paymentMethod must be one of CARD, CASH_ON_DELIVERY, BANK_TRANSFER, WALLET'] },
-      { kind: 'unknown field', type: 'payment.refunded', data: example('payment.refunded', { refundId: 're_1' }), problems: ['data.refundId is not allowed'] },
+      {
+        kind: 'missing field',
+        type: 'payment.received',
+        data: example('payment.received', { paymentMethod: undefined }),
+        problems: ['data.paymentMethod is required'],
+      },
+      {
+        kind: 'missing field',
+        type: 'payment.refunded',
+        data: example('payment.refunded', { refundedAmount: undefined }),
+        problems: ['data.refundedAmount is required'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'payment.received',
+        data: example('payment.received', { amount: '4998' }),
+        problems: ['data.amount must be an integer'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'payment.received',
+        data: example('payment.received', { orderId: 17 }),
+        problems: ['data.orderId must be a string'],
+      },
+      {
+        kind: 'non-integer number',
+        type: 'payment.refunded',
+        data: example('payment.refunded', { refundedAmount: 19.99 }),
+        problems: ['data.refundedAmount must be an integer'],
+      },
+      {
+        kind: 'negative number',
+        type: 'payment.received',
+        data: example('payment.received', { amount: -4998 }),
+        problems: ['data.amount must not be negative'],
+      },
+      {
+        kind: 'negative number',
+        type: 'payment.refunded',
+        data: example('payment.refunded', { refundedAmount: -1 }),
+        problems: ['data.refundedAmount must not be negative'],
+      },
+      {
+        kind: 'bad currency',
+        type: 'payment.refunded',
+        data: example('payment.refunded', { currency: 'E1R' }),
+        problems: ['data.currency must be a three-letter ISO 4217 currency code in upper case, such as EUR'],
+      },
+      {
+        kind: 'unknown status',
+        type: 'payment.received',
+        data: example('payment.received', { status: 'PAID' }),
+        problems: ['data.status must be one of CAPTURED, PARTIALLY_REFUNDED, REFUNDED, CANCELLED'],
+      },
+      {
+        kind: 'unknown status',
+        type: 'payment.received',
+        data: example('payment.received', { paymentMethod: 'CASH' }),
+        problems: ['data.paymentMethod must be one of CARD, CASH_ON_DELIVERY, BANK_TRANSFER, WALLET'],
+      },
+      {
+        kind: 'unknown field',
+        type: 'payment.refunded',
+        data: example('payment.refunded', { refundId: 're_1' }),
+        problems: ['data.refundId is not allowed'],
+      },
     ],
     Products: [
       ...notAnObject('product.created'),
-      { kind: 'missing field', type: 'product.created', data: example('product.created', { sku: undefined }), problems: ['data.sku is required'] },
-      { kind: 'wrong type', type: 'product.updated', data: example('product.updated', { price: '24.99' }), problems: ['data.price must be an integer'] },
-      { kind: 'wrong type', type: 'product.deleted', data: example('product.deleted', { name: ['T-shirt'] }), problems: ['data.name must be a string'] },
-      { kind: 'non-integer number', type: 'product.created', data: example('product.created', { price: 24.99 }), problems: ['data.price must be an integer'] },
-      { kind: 'negative number', type: 'product.updated', data: example('product.updated', { price: -100 }), problems: ['data.price must not be negative'] },
-      { kind: 'unknown status', type: 'product.created', data: example('product.created', { status: 'DELETED' }), problems: ['data.status must be one of DRAFT, ACTIVE, INACTIVE, ARCHIVED'] },
-      { kind: 'unknown field', type: 'product.deleted', data: example('product.deleted', { deletedAt: '2026-11-22T10:00:00.000Z' }), problems: ['data.deletedAt is not allowed'] },
+      {
+        kind: 'missing field',
+        type: 'product.created',
+        data: example('product.created', { sku: undefined }),
+        problems: ['data.sku is required'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'product.updated',
+        data: example('product.updated', { price: '24.99' }),
+        problems: ['data.price must be an integer'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'product.deleted',
+        data: example('product.deleted', { name: ['T-shirt'] }),
+        problems: ['data.name must be a string'],
+      },
+      {
+        kind: 'non-integer number',
+        type: 'product.created',
+        data: example('product.created', { price: 24.99 }),
+        problems: ['data.price must be an integer'],
+      },
+      {
+        kind: 'negative number',
+        type: 'product.updated',
+        data: example('product.updated', { price: -100 }),
+        problems: ['data.price must not be negative'],
+      },
+      {
+        kind: 'unknown status',
+        type: 'product.created',
+        data: example('product.created', { status: 'DELETED' }),
+        problems: ['data.status must be one of DRAFT, ACTIVE, INACTIVE, ARCHIVED'],
+      },
+      {
+        kind: 'unknown field',
+        type: 'product.deleted',
+        data: example('product.deleted', { deletedAt: '2026-11-22T10:00:00.000Z' }),
+        problems: ['data.deletedAt is not allowed'],
+      },
     ],
     Inventory: [
       ...notAnObject('stock.low'),
-      { kind: 'missing field', type: 'stock.low', data: example('stock.low', { threshold: undefined }), problems: ['data.threshold is required'] },
-      { kind: 'missing field', type: 'stock.updated', data: example('stock.updated', { previousQuantity: undefined }), problems: ['data.previousQuantity is required'] },
-      { kind: 'wrong type', type: 'stock.updated', data: example('stock.updated', { quantity: '10' }), problems: ['data.quantity must be an integer'] },
+      {
+        kind: 'missing field',
+        type: 'stock.low',
+        data: example('stock.low', { threshold: undefined }),
+        problems: ['data.threshold is required'],
+      },
+      {
+        kind: 'missing field',
+        type: 'stock.updated',
+        data: example('stock.updated', { previousQuantity: undefined }),
+        problems: ['data.previousQuantity is required'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'stock.updated',
+        data: example('stock.updated', { quantity: '10' }),
+        problems: ['data.quantity must be an integer'],
+      },
       { kind: 'wrong type', type: 'stock.low', data: example('stock.low', { sku: null }), problems: ['data.sku must be a string'] },
-      { kind: 'non-integer number', type: 'stock.low', data: example('stock.low', { quantity: 2.5 }), problems: ['data.quantity must be an integer'] },
-      { kind: 'negative number', type: 'stock.updated', data: example('stock.updated', { quantity: -1 }), problems: ['data.quantity must not be negative'] },
-      { kind: 'unknown field', type: 'stock.updated', data: example('stock.updated', { warehouse: 'A' }), problems: ['data.warehouse is not allowed'] },
+      {
+        kind: 'non-integer number',
+        type: 'stock.low',
+        data: example('stock.low', { quantity: 2.5 }),
+        problems: ['data.quantity must be an integer'],
+      },
+      {
+        kind: 'negative number',
+        type: 'stock.updated',
+        data: example('stock.updated', { quantity: -1 }),
+        problems: ['data.quantity must not be negative'],
+      },
+      {
+        kind: 'unknown field',
+        type: 'stock.updated',
+        data: example('stock.updated', { warehouse: 'A' }),
+        problems: ['data.warehouse is not allowed'],
+      },
     ],
     Customers: [
       ...notAnObject('customer.created'),
-      { kind: 'missing field', type: 'customer.created', data: example('customer.created', { email: undefined }), problems: ['data.email is required'] },
-      { kind: 'wrong type', type: 'customer.updated', data: example('customer.updated', { firstName: 7 }), problems: ['data.firstName must be a string'] },
-      { kind: 'wrong type', type: 'customer.updated', data: example('customer.updated', { phone: 38640123456 }), problems: ['data.phone must be a string'] },
-      { kind: 'unknown field', type: 'customer.created', data: example('customer.created', { password: 'x' }), problems: ['data.password is not allowed'] },
+      {
+        kind: 'missing field',
+        type: 'customer.created',
+        data: example('customer.created', { email: undefined }),
+        problems: ['data.email is required'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'customer.updated',
+        data: example('customer.updated', { firstName: 7 }),
+        problems: ['data.firstName must be a string'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'customer.updated',
+        data: example('customer.updated', { phone: 38640123456 }),
+        problems: ['data.phone must be a string'],
+      },
+      {
+        kind: 'unknown field',
+        type: 'customer.created',
+        data: example('customer.created', { password: 'x' }),
+        problems: ['data.password is not allowed'],
+      },
     ],
     Deliveries: [
       ...notAnObject('delivery.completed'),
-      { kind: 'missing field', type: 'delivery.completed', data: example('delivery.completed', { orderNumber: undefined }), problems: ['data.orderNumber is required'] },
-      { kind: 'missing field', type: 'delivery.failed', data: example('delivery.failed', { reason: undefined }), problems: ['data.reason is required'] },
-      { kind: 'wrong type', type: 'delivery.batch_completed', data: example('delivery.batch_completed', { completedStops: '1' }), problems: ['data.completedStops must be an integer'] },
-      { kind: 'wrong type', type: 'delivery.batch_started', data: example('delivery.batch_started', { stops: { orderId: 'ord_1', orderNumber: '1' } }), problems: ['data.stops must be an array'] },
-      { kind: 'non-integer number', type: 'delivery.failed', data: example('delivery.failed', { attempt: 1.5 }), problems: ['data.attempt must be an integer'] },
-      { kind: 'negative number', type: 'delivery.batch_completed', data: example('delivery.batch_completed', { failedStops: -1 }), problems: ['data.failedStops must not be negative'] },
-      { kind: 'unknown status', type: 'delivery.failed', data: example('delivery.failed', { reason: 'Nobody home' }), problems: ['data.reason must be one of CUSTOMER_UNAVAILABLE, ADDRESS_NOT_FOUND, REFUSED, DAMAGED, OTHER'] },
-      { kind: 'unknown field', type: 'delivery.completed', data: example('delivery.completed', { courier: 'Jo' }), problems: ['data.courier is not allowed'] },
+      {
+        kind: 'missing field',
+        type: 'delivery.completed',
+        data: example('delivery.completed', { orderNumber: undefined }),
+        problems: ['data.orderNumber is required'],
+      },
+      {
+        kind: 'missing field',
+        type: 'delivery.failed',
+        data: example('delivery.failed', { reason: undefined }),
+        problems: ['data.reason is required'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'delivery.batch_completed',
+        data: example('delivery.batch_completed', { completedStops: '1' }),
+        problems: ['data.completedStops must be an integer'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'delivery.batch_started',
+        data: example('delivery.batch_started', { stops: { orderId: 'ord_1', orderNumber: '1' } }),
+        problems: ['data.stops must be an array'],
+      },
+      {
+        kind: 'non-integer number',
+        type: 'delivery.failed',
+        data: example('delivery.failed', { attempt: 1.5 }),
+        problems: ['data.attempt must be an integer'],
+      },
+      {
+        kind: 'negative number',
+        type: 'delivery.batch_completed',
+        data: example('delivery.batch_completed', { failedStops: -1 }),
+        problems: ['data.failedStops must not be negative'],
+      },
+      {
+        kind: 'unknown status',
+        type: 'delivery.failed',
+        data: example('delivery.failed', { reason: 'Nobody home' }),
+        problems: ['data.reason must be one of CUSTOMER_UNAVAILABLE, ADDRESS_NOT_FOUND, REFUSED, DAMAGED, OTHER'],
+      },
+      {
+        kind: 'unknown field',
+        type: 'delivery.completed',
+        data: example('delivery.completed', { courier: 'Jo' }),
+        problems: ['data.courier is not allowed'],
+      },
       {
         kind: 'nested object',
         type: 'delivery.batch_started',
@@ -213,7 +451,12 @@ describe('validateEventData', () => {
       {
         kind: 'nested object',
         type: 'delivery.batch_started',
-        data: example('delivery.batch_started', { stops: [{ orderId: 'ord_1', orderNumber: '1', eta: 'soon' }, { orderId: 'ord_2', orderNumber: '2' }] }),
+        data: example('delivery.batch_started', {
+          stops: [
+            { orderId: 'ord_1', orderNumber: '1', eta: 'soon' },
+            { orderId: 'ord_2', orderNumber: '2' },
+          ],
+        }),
         problems: ['data.stops[0].eta is not allowed'],
       },
       {
@@ -226,12 +469,39 @@ describe('validateEventData', () => {
   };
 
   const APPLICABLE: Record<EventCategory, Kind[]> = {
-    Orders: ['not an object', 'missing field', 'wrong type', 'non-integer number', 'negative number', 'bad currency', 'unknown status', 'unknown field'],
-    Payments: ['not an object', 'missing field', 'wrong type', 'non-integer number', 'negative number', 'bad currency', 'unknown status', 'unknown field'],
+    Orders: [
+      'not an object',
+      'missing field',
+      'wrong type',
+      'non-integer number',
+      'negative number',
+      'bad currency',
+      'unknown status',
+      'unknown field',
+    ],
+    Payments: [
+      'not an object',
+      'missing field',
+      'wrong type',
+      'non-integer number',
+      'negative number',
+      'bad currency',
+      'unknown status',
+      'unknown field',
+    ],
     Products: ['not an object', 'missing field', 'wrong type', 'non-integer number', 'negative number', 'unknown status', 'unknown field'],
     Inventory: ['not an object', 'missing field', 'wrong type', 'non-integer number', 'negative number', 'unknown field'],
     Customers: ['not an object', 'missing field', 'wrong type', 'unknown field'],
-    Deliveries: ['not an object', 'missing field', 'wrong type', 'non-integer number', 'negative number', 'unknown status', 'unknown field', 'nested object'],
+    Deliveries: [
+      'not an object',
+      'missing field',
+      'wrong type',
+      'non-integer number',
+      'negative number',
+      'unknown status',
+      'unknown field',
+      'nested object',
+    ],
   };
 
   describe.each(EVENT_CATEGORIES)('for %s', (category) => {
@@ -296,9 +566,7 @@ describe('validateEventData', () => {
     expect(validateEventData('order.cancelled', example('order.cancelled', { reason: undefined }))).toEqual([]);
     expect(validateEventData('customer.created', example('customer.created', { phone: '+4915112345678' }))).toEqual([]);
     expect(validateEventData('delivery.failed', example('delivery.failed', { note: undefined, nextAttemptAt: undefined }))).toEqual([]);
-    expect(validateEventData('payment.refunded', example('payment.refunded', { reason: null }))).toEqual([
-      'data.reason must be a string',
-    ]);
+    expect(validateEventData('payment.refunded', example('payment.refunded', { reason: null }))).toEqual(['data.reason must be a string']);
   });
 
   it('checks strings: not empty, not too long, emails, E.164 phones', () => {
@@ -327,12 +595,8 @@ describe('validateEventData', () => {
     expect(validateEventData('order.created', example('order.created', { total: 2 ** 53 }))).toEqual([
       `data.total must be at most ${Number.MAX_SAFE_INTEGER}`,
     ]);
-    expect(validateEventData('delivery.failed', example('delivery.failed', { attempt: 0 }))).toEqual([
-      'data.attempt must be at least 1',
-    ]);
-    expect(validateEventData('order.created', example('order.created', { total: Number.NaN }))).toEqual([
-      'data.total must be an integer',
-    ]);
+    expect(validateEventData('delivery.failed', example('delivery.failed', { attempt: 0 }))).toEqual(['data.attempt must be at least 1']);
+    expect(validateEventData('order.created', example('order.created', { total: Number.NaN }))).toEqual(['data.total must be an integer']);
   });
 
   it('checks the rules between fields', () => {
@@ -391,7 +655,7 @@ describe('describeCatalogue', () => {
     });
   });
 
-  it("documents every field of every example, and each example has every required field", () => {
+  it('documents every field of every example, and each example has every required field', () => {
     for (const { type, example: sample, schema } of described) {
       const keys = Object.keys(sample);
       expect({ type, undocumented: keys.filter((key) => !(key in schema.properties)) }).toEqual({ type, undocumented: [] });

@@ -1,11 +1,6 @@
 import { CustomerEventData } from './customer-events';
 import { describeShape, validateShape, type DataClass, type ShapeSchema } from './data-shape';
-import {
-  DeliveryBatchCompletedData,
-  DeliveryBatchStartedData,
-  DeliveryEventData,
-  DeliveryFailedData,
-} from './delivery-events';
+import { DeliveryBatchCompletedData, DeliveryBatchStartedData, DeliveryEventData, DeliveryFailedData } from './delivery-events';
 import { StockLowData, StockUpdatedData } from './inventory-events';
 import { OrderCancelledData, OrderEventData, OrderStatusChangedData } from './order-events';
 import { PaymentEventData, PaymentRefundedData } from './payment-events';

@@ -44,14 +44,13 @@ function typeErrorsOf(file: string): string[] {
   const { config } = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path)) as { config: unknown };
   const { options } = ts.parseJsonConfigFileContent(config, ts.sys, dirname(configPath));
   const program = ts.createProgram({ rootNames: [file], options: { ...options, noEmit: true } });
-  return ts
-    .getPreEmitDiagnostics(program)
-    .map((diagnostic) => {
-      const where = diagnostic.file && diagnostic.start !== undefined
+  return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+    const where =
+      diagnostic.file && diagnostic.start !== undefined
         ? `${diagnostic.file.fileName}:${diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line + 1} `
         : '';
-      return where + ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-    });
+    return where + ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+  });
 }
 
 describe('EventData typing', () => {

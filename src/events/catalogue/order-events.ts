@@ -1,15 +1,7 @@
 import { AmountField, CurrencyField, EnumField, IdField, TextField } from './data-shape';
 
 /** Every status an order can have; `status` and `previousStatus` take one of these. */
-export const ORDER_STATUSES = [
-  'PENDING',
-  'CONFIRMED',
-  'PROCESSING',
-  'SHIPPED',
-  'DELIVERED',
-  'COMPLETED',
-  'CANCELLED',
-] as const;
+export const ORDER_STATUSES = ['PENDING', 'CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'COMPLETED', 'CANCELLED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 /** `data` of order.created, order.updated and order.completed: the seed's order shape (§2.3). */

@@ -39,11 +39,9 @@ export class PaymentEventData {
 /** `data` of payment.refunded: the payment, how much of it has been refunded so far, and why. */
 export class PaymentRefundedData extends PaymentEventData {
   @AmountField({
-    description:
-      'Total refunded on this payment so far, this refund included, in minor currency units; at most amount.',
+    description: 'Total refunded on this payment so far, this refund included, in minor currency units; at most amount.',
     example: 1999,
-    refine: (value, payment) =>
-      typeof payment.amount === 'number' && value > payment.amount ? 'must not exceed data.amount' : undefined,
+    refine: (value, payment) => (typeof payment.amount === 'number' && value > payment.amount ? 'must not exceed data.amount' : undefined),
   })
   refundedAmount: number;
 

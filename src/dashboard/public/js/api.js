@@ -45,7 +45,13 @@ async function request(method, path, { body, query, key = session.key, signal } 
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let response;
   try {
-    response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal, cache: 'no-store' });
+    response = await fetch(url, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+      cache: 'no-store',
+    });
   } catch (error) {
     if (error.name === 'AbortError') throw error;
     throw new ApiError(0, 'Hookline could not be reached. Check that it is running and try again.');
@@ -53,7 +59,7 @@ async function request(method, path, { body, query, key = session.key, signal } 
   if (response.status === 204) return null;
   const payload = await response.json().catch(() => null);
   if (response.ok) return payload;
-  const message = Array.isArray(payload?.message) ? payload.message.join('; ') : payload?.message ?? response.statusText;
+  const message = Array.isArray(payload?.message) ? payload.message.join('; ') : (payload?.message ?? response.statusText);
   const error = new ApiError(response.status, message, payload);
   if (response.status === 401 && key === session.key && key) unauthorized(error);
   throw error;
@@ -87,7 +93,8 @@ export const api = {
   testWebhook: (id) => request('POST', `/webhooks/${encodeURIComponent(id)}/test`),
   rotateSecret: (id) => request('POST', `/webhooks/${encodeURIComponent(id)}/rotate-secret`),
   listDeliveries: (id, query, signal) => request('GET', `/webhooks/${encodeURIComponent(id)}/deliveries`, { query, signal }),
-  retryFailed: (id, since) => request('POST', `/webhooks/${encodeURIComponent(id)}/deliveries/retry-failed`, { body: since ? { since } : {} }),
+  retryFailed: (id, since) =>
+    request('POST', `/webhooks/${encodeURIComponent(id)}/deliveries/retry-failed`, { body: since ? { since } : {} }),
   getDelivery: (id, signal) => request('GET', `/deliveries/${encodeURIComponent(id)}`, { signal }),
   retryDelivery: (id) => request('POST', `/deliveries/${encodeURIComponent(id)}/retry`),
   /** The catalogue does not change while the server runs: fetched once per session. */

@@ -72,7 +72,10 @@ function render() {
   }
   const { container, signal } = mount();
   if (!match) {
-    container.append(h('h1', { class: 'view-title', tabindex: '-1' }, 'Page not found'), h('p', {}, h('a', { href: '#/' }, 'Back to the endpoints')));
+    container.append(
+      h('h1', { class: 'view-title', tabindex: '-1' }, 'Page not found'),
+      h('p', {}, h('a', { href: '#/' }, 'Back to the endpoints')),
+    );
   } else {
     const context = { params: match.found.groups ?? {}, query: Object.fromEntries(new URLSearchParams(search)), signal, navigate };
     match.view(container, context).catch((error) => {
@@ -129,7 +132,9 @@ if (session.key) {
     },
     (error) => {
       session.end();
-      signIn(error.status === 401 ? 'This API key is no longer accepted (it was revoked or deleted). Sign in with another key.' : error.message);
+      signIn(
+        error.status === 401 ? 'This API key is no longer accepted (it was revoked or deleted). Sign in with another key.' : error.message,
+      );
     },
   );
 } else {

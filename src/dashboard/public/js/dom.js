@@ -7,9 +7,10 @@
  * as attributes (skipped when null/undefined/false).
  */
 export function h(tag, props = {}, ...children) {
-  const el = tag === 'svg' || tag === 'path' || tag === 'circle'
-    ? document.createElementNS('http://www.w3.org/2000/svg', tag)
-    : document.createElement(tag);
+  const el =
+    tag === 'svg' || tag === 'path' || tag === 'circle'
+      ? document.createElementNS('http://www.w3.org/2000/svg', tag)
+      : document.createElement(tag);
   for (const [name, value] of Object.entries(props ?? {})) {
     if (value === null || value === undefined || value === false) continue;
     if (name === 'class') el.setAttribute('class', Array.isArray(value) ? value.filter(Boolean).join(' ') : value);
@@ -34,7 +35,13 @@ function append(el, children) {
 
 const sameDay = (a, b) => a.toDateString() === b.toDateString();
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-const dateTimeFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, {
+  day: 'numeric',
+  month: 'short',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
 const fullFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 /** A <time> showing a short local time (the date too when not today), the full one on hover. */

@@ -33,31 +33,51 @@ export async function busy(btn, action) {
 }
 
 export function copyButton(getText, label = 'Copy') {
-  const btn = button(label, async () => {
-    const copied = await copyText(getText());
-    btn.textContent = copied ? 'Copied' : 'Press Ctrl+C';
-    setTimeout(() => (btn.textContent = label), 1600);
-  }, { kind: 'quiet', class: 'btn btn-quiet btn-small' });
+  const btn = button(
+    label,
+    async () => {
+      const copied = await copyText(getText());
+      btn.textContent = copied ? 'Copied' : 'Press Ctrl+C';
+      setTimeout(() => (btn.textContent = label), 1600);
+    },
+    { kind: 'quiet', class: 'btn btn-quiet btn-small' },
+  );
   return btn;
 }
 
 export function jsonBlock(value, label) {
   const pre = h('pre', { class: 'json', tabindex: '0', 'aria-label': label }, h('code', {}, jsonNodes(value)));
-  return h('div', { class: 'json-wrap' }, copyButton(() => JSON.stringify(value, null, 2), 'Copy JSON'), pre);
+  return h(
+    'div',
+    { class: 'json-wrap' },
+    copyButton(() => JSON.stringify(value, null, 2), 'Copy JSON'),
+    pre,
+  );
 }
 
 export function chips(values, { max = Infinity } = {}) {
   const shown = values.slice(0, max);
   const rest = values.length - shown.length;
-  return h('ul', { class: 'chips', 'aria-label': 'Events' },
+  return h(
+    'ul',
+    { class: 'chips', 'aria-label': 'Events' },
     shown.map((value) => h('li', { class: 'chip' }, value)),
-    rest > 0 ? h('li', { class: 'chip chip-more', title: values.slice(max).join(', ') }, `+${rest} more`) : null);
+    rest > 0 ? h('li', { class: 'chip chip-more', title: values.slice(max).join(', ') }, `+${rest} more`) : null,
+  );
 }
 
 export function breadcrumbs(...items) {
-  return h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' },
-    h('ol', {}, items.map(([label, href], i) =>
-      h('li', {}, href && i < items.length - 1 ? h('a', { href }, label) : h('span', { 'aria-current': 'page' }, label)))));
+  return h(
+    'nav',
+    { class: 'crumbs', 'aria-label': 'Breadcrumb' },
+    h(
+      'ol',
+      {},
+      items.map(([label, href], i) =>
+        h('li', {}, href && i < items.length - 1 ? h('a', { href }, label) : h('span', { 'aria-current': 'page' }, label)),
+      ),
+    ),
+  );
 }
 
 /** The view's heading; it takes the focus after a route change so a screen reader reads it. */
@@ -95,32 +115,67 @@ export function openDialog(build, { wide = false, label } = {}) {
 
 /** Asks before doing something that cannot be undone; resolves true when confirmed. */
 export function confirmDialog({ heading, body, confirm, danger = false }) {
-  return openDialog((close) => [
-    h('h2', { class: 'dialog-title' }, heading),
-    h('div', { class: 'dialog-body' }, [body].flat()),
-    h('div', { class: 'dialog-actions' },
-      button('Cancel', () => close(false), { autofocus: true }),
-      button(confirm, () => close(true), { kind: danger ? 'danger' : 'primary' })),
-  ], { label: heading });
+  return openDialog(
+    (close) => [
+      h('h2', { class: 'dialog-title' }, heading),
+      h('div', { class: 'dialog-body' }, [body].flat()),
+      h(
+        'div',
+        { class: 'dialog-actions' },
+        button('Cancel', () => close(false), { autofocus: true }),
+        button(confirm, () => close(true), { kind: danger ? 'danger' : 'primary' }),
+      ),
+    ],
+    { label: heading },
+  );
 }
 
 /** The signing secret, once: with a copy button and a plain warning. */
 export function secretDialog({ heading, webhook }) {
-  return openDialog((close) => [
-    h('h2', { class: 'dialog-title' }, heading),
-    h('div', { class: 'dialog-body' },
-      h('p', {}, 'Signing secret of ', h('strong', {}, webhook.name), ':'),
-      h('div', { class: 'secret-row' },
-        h('input', { class: 'mono secret', readonly: true, value: webhook.secret, 'aria-label': 'Signing secret', onfocus: (e) => e.target.select() }),
-        copyButton(() => webhook.secret, 'Copy secret')),
-      note('warn', h('strong', {}, 'Copy it now: it will not be shown again. '),
-        'Hookline keeps it encrypted and never displays it after this. If it is lost, rotate the secret.'),
-      h('p', { class: 'muted small' },
-        'Receivers check each delivery with it: ',
-        h('code', {}, 'X-Webhook-Signature'), ' is ', h('code', {}, 'sha256='), ' + the hex HMAC-SHA256 of ',
-        h('code', {}, '<X-Webhook-Timestamp>.<body>'), ', keyed with this whole string.')),
-    h('div', { class: 'dialog-actions' }, button('I have saved it', () => close(), { kind: 'primary' })),
-  ], { label: heading });
+  return openDialog(
+    (close) => [
+      h('h2', { class: 'dialog-title' }, heading),
+      h(
+        'div',
+        { class: 'dialog-body' },
+        h('p', {}, 'Signing secret of ', h('strong', {}, webhook.name), ':'),
+        h(
+          'div',
+          { class: 'secret-row' },
+          h('input', {
+            class: 'mono secret',
+            readonly: true,
+            value: webhook.secret,
+            'aria-label': 'Signing secret',
+            onfocus: (e) => e.target.select(),
+          }),
+          copyButton(() => webhook.secret, 'Copy secret'),
+        ),
+        note(
+          'warn',
+          h('strong', {}, 'Copy it now: it will not be shown again. '),
+          'Hookline keeps it encrypted and never displays it after this. If it is lost, rotate the secret.',
+        ),
+        h(
+          'p',
+          { class: 'muted small' },
+          'Receivers check each delivery with it: ',
+          h('code', {}, 'X-Webhook-Signature'),
+          ' is ',
+          h('code', {}, 'sha256='),
+          ' + the hex HMAC-SHA256 of ',
+          h('code', {}, '<X-Webhook-Timestamp>.<body>'),
+          ', keyed with this whole string.',
+        ),
+      ),
+      h(
+        'div',
+        { class: 'dialog-actions' },
+        button('I have saved it', () => close(), { kind: 'primary' }),
+      ),
+    ],
+    { label: heading },
+  );
 }
 
 export function toast(message, kind = 'ok') {

@@ -7,9 +7,18 @@ const EXAMPLE_EVENT = { id: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t', timestamp: '2026-1
 
 /** The 18 event types by category: when each fires, its `data` shape and an example body. */
 export async function catalogueView(root, { signal }) {
-  root.append(title('Event catalogue'),
-    h('p', { class: 'lead' }, 'Every delivery body is an envelope ', h('code', {}, '{id, type, timestamp, data}'),
-      '. These are the event types an endpoint can subscribe to, and the shape of their ', h('code', {}, 'data'), '.'));
+  root.append(
+    title('Event catalogue'),
+    h(
+      'p',
+      { class: 'lead' },
+      'Every delivery body is an envelope ',
+      h('code', {}, '{id, type, timestamp, data}'),
+      '. These are the event types an endpoint can subscribe to, and the shape of their ',
+      h('code', {}, 'data'),
+      '.',
+    ),
+  );
   const status = h('div', {}, spinner('Loading the catalogue'));
   root.append(status);
   let types;
@@ -21,53 +30,123 @@ export async function catalogueView(root, { signal }) {
   }
   if (signal.aborted) return;
   const groups = [...byCategory(types)];
-  status.replaceChildren(h('nav', { class: 'jump', 'aria-label': 'Categories' },
-    h('ul', {}, groups.map(([category, list]) => h('li', {},
-      h('button', { type: 'button', class: 'chip chip-button', onclick: () => document.getElementById(anchor(category))?.scrollIntoView({ behavior: 'smooth' }) },
-        category, h('span', { class: 'count' }, String(list.length))))))));
-  root.append(...groups.map(([category, list]) => h('section', { class: 'category', 'aria-labelledby': anchor(category) },
-    h('h2', { id: anchor(category), tabindex: '-1' }, category),
-    list.map(typeCard))));
+  status.replaceChildren(
+    h(
+      'nav',
+      { class: 'jump', 'aria-label': 'Categories' },
+      h(
+        'ul',
+        {},
+        groups.map(([category, list]) =>
+          h(
+            'li',
+            {},
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'chip chip-button',
+                onclick: () => document.getElementById(anchor(category))?.scrollIntoView({ behavior: 'smooth' }),
+              },
+              category,
+              h('span', { class: 'count' }, String(list.length)),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+  root.append(
+    ...groups.map(([category, list]) =>
+      h(
+        'section',
+        { class: 'category', 'aria-labelledby': anchor(category) },
+        h('h2', { id: anchor(category), tabindex: '-1' }, category),
+        list.map(typeCard),
+      ),
+    ),
+  );
 }
 
 const anchor = (category) => `category-${category.toLowerCase()}`;
 
 function typeCard(type) {
-  return h('article', { class: 'card type-card', 'aria-labelledby': `type-${type.type}` },
+  return h(
+    'article',
+    { class: 'card type-card', 'aria-labelledby': `type-${type.type}` },
     h('header', {}, h('h3', { id: `type-${type.type}`, class: 'mono' }, type.type), h('p', {}, type.description)),
-    h('div', { class: 'type-body' },
-      h('div', { class: 'fields' },
-        h('table', { class: 'table fields-table' },
+    h(
+      'div',
+      { class: 'type-body' },
+      h(
+        'div',
+        { class: 'fields' },
+        h(
+          'table',
+          { class: 'table fields-table' },
           h('caption', { class: 'visually-hidden' }, `Fields of ${type.type} data`),
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col' }, 'Description'))),
-          h('tbody', {}, fieldRows(type.schema)))),
-      h('div', { class: 'example' },
+          h(
+            'thead',
+            {},
+            h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col' }, 'Description')),
+          ),
+          h('tbody', {}, fieldRows(type.schema)),
+        ),
+      ),
+      h(
+        'div',
+        { class: 'example' },
         h('h4', {}, 'Example body'),
-        jsonBlock({ id: EXAMPLE_EVENT.id, type: type.type, timestamp: EXAMPLE_EVENT.timestamp, data: type.example }, `Example ${type.type} body`))));
+        jsonBlock(
+          { id: EXAMPLE_EVENT.id, type: type.type, timestamp: EXAMPLE_EVENT.timestamp, data: type.example },
+          `Example ${type.type} body`,
+        ),
+      ),
+    ),
+  );
 }
 
 function fieldRows(schema, prefix = 'data.') {
   return Object.entries(schema.properties ?? {}).flatMap(([name, property]) => {
     const required = schema.required?.includes(name);
-    const row = h('tr', {},
+    const row = h(
+      'tr',
+      {},
       h('th', { scope: 'row', class: 'mono' }, prefix + name, required ? null : h('span', { class: 'optional' }, 'optional')),
       h('td', { class: 'mono small' }, typeText(property)),
-      h('td', {}, property.description, constraints(property)));
+      h('td', {}, property.description, constraints(property)),
+    );
     return property.type === 'array' && property.items?.properties ? [row, ...fieldRows(property.items, `${prefix}${name}[].`)] : [row];
   });
 }
 
 function typeText(property) {
-  if (property.type === 'array') return property.items?.type === 'object' ? 'array of objects' : `array of ${property.items?.type ?? 'values'}`;
+  if (property.type === 'array')
+    return property.items?.type === 'object' ? 'array of objects' : `array of ${property.items?.type ?? 'values'}`;
   return property.format ? `${property.type} (${property.format})` : property.type;
 }
 
 function constraints(property) {
   const parts = [];
-  if (property.enum) parts.push(h('span', {}, 'One of ', property.enum.map((value, i) => [i ? ', ' : '', h('code', {}, value)])));
+  if (property.enum)
+    parts.push(
+      h(
+        'span',
+        {},
+        'One of ',
+        property.enum.map((value, i) => [i ? ', ' : '', h('code', {}, value)]),
+      ),
+    );
   if (property.pattern) parts.push(h('span', {}, 'Pattern ', h('code', {}, property.pattern)));
   if (property.minimum !== undefined) parts.push(h('span', {}, `At least ${property.minimum}`));
   if (property.maxLength !== undefined) parts.push(h('span', {}, `Up to ${property.maxLength} characters`));
-  if (property.minItems !== undefined || property.maxItems !== undefined) parts.push(h('span', {}, `${property.minItems ?? 0} to ${property.maxItems ?? '∞'} items`));
-  return parts.length ? h('div', { class: 'constraints muted small' }, parts.map((part, i) => [i ? ' · ' : '', part])) : null;
+  if (property.minItems !== undefined || property.maxItems !== undefined)
+    parts.push(h('span', {}, `${property.minItems ?? 0} to ${property.maxItems ?? '∞'} items`));
+  return parts.length
+    ? h(
+        'div',
+        { class: 'constraints muted small' },
+        parts.map((part, i) => [i ? ' · ' : '', part]),
+      )
+    : null;
 }

@@ -12,8 +12,11 @@ export async function deliveryView(root, { params, signal }) {
   try {
     delivery = await api.getDelivery(params.id, signal);
   } catch (failure) {
-    root.append(breadcrumbs(['Endpoints', '#/'], [params.id]), title('Delivery'),
-      note('error', explain(failure, 'read deliveries', 'webhooks:read')));
+    root.append(
+      breadcrumbs(['Endpoints', '#/'], [params.id]),
+      title('Delivery'),
+      note('error', explain(failure, 'read deliveries', 'webhooks:read')),
+    );
     return;
   }
   const webhook = await api.getWebhook(delivery.webhookId, signal).catch(() => null);
@@ -36,7 +39,8 @@ export async function deliveryView(root, { params, signal }) {
       fact('Created', time(delivery.createdAt)),
       fact('Updated', time(delivery.updatedAt)),
       fact('Attempts', String(delivery.attemptCount)),
-      fact('Last result', lastResult(delivery)));
+      fact('Last result', lastResult(delivery)),
+    );
     if (retry) retry.hidden = delivery.status === 'pending';
     pendingHint.textContent = delivery.status === 'pending' ? 'Being delivered: Retry is offered once it has succeeded or failed.' : '';
     const signature = JSON.stringify(delivery.attempts);
@@ -56,9 +60,14 @@ export async function deliveryView(root, { params, signal }) {
       toast('Retry started: a new cycle of attempts, same event id and body.');
       await refreshNow();
     } catch (failure) {
-      retryMessage.replaceChildren(note('error', failure instanceof ApiError && failure.status === 409
-        ? `It cannot be retried right now: it is still pending, so Hookline is already attempting it. Retry is possible once it has succeeded or failed. (${failure.message})`
-        : explain(failure, 'retry deliveries', 'webhooks:write')));
+      retryMessage.replaceChildren(
+        note(
+          'error',
+          failure instanceof ApiError && failure.status === 409
+            ? `It cannot be retried right now: it is still pending, so Hookline is already attempting it. Retry is possible once it has succeeded or failed. (${failure.message})`
+            : explain(failure, 'retry deliveries', 'webhooks:write'),
+        ),
+      );
       await refreshNow();
     }
   }
@@ -66,18 +75,37 @@ export async function deliveryView(root, { params, signal }) {
   const endpointCrumb = webhook ? [webhook.name, `#/endpoints/${webhook.id}`] : [delivery.webhookId, `#/endpoints/${delivery.webhookId}`];
   root.append(
     breadcrumbs(['Endpoints', '#/'], endpointCrumb, ['Delivery']),
-    h('header', { class: 'card endpoint-head' },
+    h(
+      'header',
+      { class: 'card endpoint-head' },
       h('div', { class: 'endpoint-title' }, title(delivery.eventType), status),
-      webhook ? h('p', { class: 'muted' }, 'To ', h('a', { href: `#/endpoints/${webhook.id}` }, webhook.name), ' · ', h('span', { class: 'mono small' }, webhook.url)) : null,
+      webhook
+        ? h(
+            'p',
+            { class: 'muted' },
+            'To ',
+            h('a', { href: `#/endpoints/${webhook.id}` }, webhook.name),
+            ' · ',
+            h('span', { class: 'mono small' }, webhook.url),
+          )
+        : null,
       facts,
       h('div', { class: 'toolbar' }, retry, pendingHint),
-      write ? retryMessage : note('info', 'This key can only read: it cannot retry deliveries (needs webhooks:write).')),
-    h('div', { class: 'detail-grid' },
+      write ? retryMessage : note('info', 'This key can only read: it cannot retry deliveries (needs webhooks:write).'),
+    ),
+    h(
+      'div',
+      { class: 'detail-grid' },
       h('section', { 'aria-labelledby': 'attempts-title' }, attemptsHeading, attempts),
-      h('section', { 'aria-labelledby': 'envelope-title' },
+      h(
+        'section',
+        { 'aria-labelledby': 'envelope-title' },
         h('h2', { id: 'envelope-title' }, 'Envelope'),
         h('p', { class: 'muted small' }, 'The body of every attempt, byte for byte. ', h('code', {}, 'X-Webhook-ID'), ' is the event id.'),
-        jsonBlock(delivery.event, 'Envelope JSON'))));
+        jsonBlock(delivery.event, 'Envelope JSON'),
+      ),
+    ),
+  );
   show(delivery);
 
   const refreshNow = poll(signal, REFRESH_MS, async () => show(await api.getDelivery(delivery.id, signal)));
@@ -89,16 +117,29 @@ function fact(label, value) {
 
 function attemptItem(attempt, open) {
   const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300 && !attempt.error;
-  return h('li', { class: ['attempt', ok ? 'attempt-ok' : 'attempt-bad'], dataset: { number: String(attempt.number) } },
-    h('div', { class: 'attempt-head' },
+  return h(
+    'li',
+    { class: ['attempt', ok ? 'attempt-ok' : 'attempt-bad'], dataset: { number: String(attempt.number) } },
+    h(
+      'div',
+      { class: 'attempt-head' },
       h('span', { class: 'attempt-number' }, `#${attempt.number}`),
       h('span', { class: 'code' }, attempt.statusCode ? `HTTP ${attempt.statusCode}` : 'No response'),
       h('span', { class: 'muted' }, duration(attempt.durationMs)),
-      h('span', { class: 'muted', title: fullTime(attempt.startedAt) }, time(attempt.startedAt))),
+      h('span', { class: 'muted', title: fullTime(attempt.startedAt) }, time(attempt.startedAt)),
+    ),
     attempt.error && attempt.error !== `HTTP ${attempt.statusCode}` ? h('p', { class: 'error-text' }, attempt.error) : null,
     attempt.responseBody
-      ? h('details', { dataset: { number: String(attempt.number) }, open: open.has(String(attempt.number)) },
-        h('summary', {}, `Response body (${attempt.responseBody.length} characters${attempt.responseBody.length >= 4096 ? ', cut at 4 KiB' : ''})`),
-        h('pre', { class: 'response' }, attempt.responseBody))
-      : h('p', { class: 'muted small' }, 'Empty response body.'));
+      ? h(
+          'details',
+          { dataset: { number: String(attempt.number) }, open: open.has(String(attempt.number)) },
+          h(
+            'summary',
+            {},
+            `Response body (${attempt.responseBody.length} characters${attempt.responseBody.length >= 4096 ? ', cut at 4 KiB' : ''})`,
+          ),
+          h('pre', { class: 'response' }, attempt.responseBody),
+        )
+      : h('p', { class: 'muted small' }, 'Empty response body.'),
+  );
 }

@@ -1,7 +1,20 @@
 import { api, explain, session } from '../api.js';
 import { duration, h, time } from '../dom.js';
 import {
-  activeBadge, breadcrumbs, busy, button, chips, confirmDialog, note, openDialog, poll, secretDialog, spinner, statusBadge, title, toast,
+  activeBadge,
+  breadcrumbs,
+  busy,
+  button,
+  chips,
+  confirmDialog,
+  note,
+  openDialog,
+  poll,
+  secretDialog,
+  spinner,
+  statusBadge,
+  title,
+  toast,
 } from '../ui.js';
 import { endpointDialog } from './endpoint-form.js';
 import { RATE_WINDOW, rateView, successRate } from './endpoints.js';
@@ -16,8 +29,11 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   try {
     webhook = await api.getWebhook(params.id, signal);
   } catch (failure) {
-    root.append(breadcrumbs(['Endpoints', '#/'], [params.id]), title('Endpoint'),
-      note('error', explain(failure, 'read endpoints', 'webhooks:read')));
+    root.append(
+      breadcrumbs(['Endpoints', '#/'], [params.id]),
+      title('Endpoint'),
+      note('error', explain(failure, 'read endpoints', 'webhooks:read')),
+    );
     return;
   }
 
@@ -47,12 +63,17 @@ export async function endpointView(root, { params, query, signal, navigate }) {
     testResult.replaceChildren(spinner('Sending a test delivery'), ' Sending a webhook.test delivery…');
     try {
       const result = await busy(btn, () => api.testWebhook(webhook.id));
-      testResult.replaceChildren(h('div', { class: ['test-card', result.success ? 'test-ok' : 'test-bad'] },
-        h('strong', {}, result.success ? 'Test delivered' : 'Test failed'),
-        h('span', {}, result.statusCode ? `HTTP ${result.statusCode}` : 'no HTTP response'),
-        h('span', {}, duration(result.durationMs)),
-        result.error ? h('span', { class: 'test-error' }, result.error) : null,
-        h('a', { href: `#/deliveries/${result.deliveryId}` }, 'View delivery')));
+      testResult.replaceChildren(
+        h(
+          'div',
+          { class: ['test-card', result.success ? 'test-ok' : 'test-bad'] },
+          h('strong', {}, result.success ? 'Test delivered' : 'Test failed'),
+          h('span', {}, result.statusCode ? `HTTP ${result.statusCode}` : 'no HTTP response'),
+          h('span', {}, duration(result.durationMs)),
+          result.error ? h('span', { class: 'test-error' }, result.error) : null,
+          h('a', { href: `#/deliveries/${result.deliveryId}` }, 'View delivery'),
+        ),
+      );
       refreshNow();
     } catch (failure) {
       testResult.replaceChildren(note('error', explain(failure, 'send test deliveries', 'webhooks:write')));
@@ -73,11 +94,15 @@ export async function endpointView(root, { params, query, signal, navigate }) {
 
   async function toggleActive() {
     const activate = !webhook.isActive;
-    if (!activate && !(await confirmDialog({
-      heading: `Deactivate ${webhook.name}?`,
-      body: h('p', {}, 'It gets no new deliveries, and its pending ones end failed. You can retry them once it is active again.'),
-      confirm: 'Deactivate',
-    }))) return;
+    if (
+      !activate &&
+      !(await confirmDialog({
+        heading: `Deactivate ${webhook.name}?`,
+        body: h('p', {}, 'It gets no new deliveries, and its pending ones end failed. You can retry them once it is active again.'),
+        confirm: 'Deactivate',
+      }))
+    )
+      return;
     try {
       show(await busy(toggle, () => api.updateWebhook(webhook.id, { isActive: activate })));
       toast(activate ? 'Endpoint activated.' : 'Endpoint deactivated.');
@@ -88,11 +113,18 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   }
 
   async function rotate(btn) {
-    if (!(await confirmDialog({
-      heading: 'Rotate the signing secret?',
-      body: h('p', {}, 'A new secret is made and the current one stops signing at once: receivers must switch to the new one to keep accepting deliveries.'),
-      confirm: 'Rotate secret',
-    }))) return;
+    if (
+      !(await confirmDialog({
+        heading: 'Rotate the signing secret?',
+        body: h(
+          'p',
+          {},
+          'A new secret is made and the current one stops signing at once: receivers must switch to the new one to keep accepting deliveries.',
+        ),
+        confirm: 'Rotate secret',
+      }))
+    )
+      return;
     try {
       const rotated = await busy(btn, () => api.rotateSecret(webhook.id));
       show(rotated);
@@ -103,12 +135,15 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   }
 
   async function remove() {
-    if (!(await confirmDialog({
-      heading: `Delete ${webhook.name}?`,
-      body: h('p', {}, 'Nothing more is delivered to it, pending retries included. This cannot be undone.'),
-      confirm: 'Delete endpoint',
-      danger: true,
-    }))) return;
+    if (
+      !(await confirmDialog({
+        heading: `Delete ${webhook.name}?`,
+        body: h('p', {}, 'Nothing more is delivered to it, pending retries included. This cannot be undone.'),
+        confirm: 'Delete endpoint',
+        danger: true,
+      }))
+    )
+      return;
     try {
       await api.deleteWebhook(webhook.id);
       toast(`Deleted ${webhook.name}.`);
@@ -119,50 +154,83 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   }
 
   const actions = write
-    ? h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Endpoint actions' },
-      button('Send test', (e) => sendTest(e.currentTarget), { kind: 'primary', id: 'send-test' }),
-      button('Edit', () => edit()),
-      toggle,
-      button('Rotate secret', (e) => rotate(e.currentTarget)),
-      button('Delete', () => remove(), { kind: 'danger-quiet' }))
+    ? h(
+        'div',
+        { class: 'toolbar', role: 'group', 'aria-label': 'Endpoint actions' },
+        button('Send test', (e) => sendTest(e.currentTarget), { kind: 'primary', id: 'send-test' }),
+        button('Edit', () => edit()),
+        toggle,
+        button('Rotate secret', (e) => rotate(e.currentTarget)),
+        button('Delete', () => remove(), { kind: 'danger-quiet' }),
+      )
     : note('info', 'This key can only read: it cannot edit, test or delete this endpoint, or retry its deliveries (needs webhooks:write).');
 
   root.append(
     breadcrumbs(['Endpoints', '#/'], [webhook.name]),
-    h('header', { class: 'card endpoint-head' },
+    h(
+      'header',
+      { class: 'card endpoint-head' },
       h('div', { class: 'endpoint-title' }, heading, state),
       url,
       events,
-      h('dl', { class: 'facts' },
+      h(
+        'dl',
+        { class: 'facts' },
         h('div', {}, h('dt', {}, `Success rate (last ${RATE_WINDOW})`), rate),
         h('div', {}, h('dt', {}, 'Created'), created),
         h('div', {}, h('dt', {}, 'Updated'), updated),
-        h('div', {}, h('dt', {}, 'Id'), h('dd', { class: 'mono small' }, webhook.id))),
+        h('div', {}, h('dt', {}, 'Id'), h('dd', { class: 'mono small' }, webhook.id)),
+      ),
       actions,
-      testResult));
+      testResult,
+    ),
+  );
   show(webhook);
 
   // Deliveries: filters live in the address (so back/forward and links keep them), the page's
   // cursors in memory.
   const types = await api.eventTypes().catch(() => []);
-  const statusFilter = h('select', { id: 'filter-status' },
+  const statusFilter = h(
+    'select',
+    { id: 'filter-status' },
     h('option', { value: '' }, 'All statuses'),
-    ['pending', 'succeeded', 'failed'].map((value) => h('option', { value, selected: query.status === value }, value[0].toUpperCase() + value.slice(1))));
-  const typeFilter = h('select', { id: 'filter-event' },
+    ['pending', 'succeeded', 'failed'].map((value) =>
+      h('option', { value, selected: query.status === value }, value[0].toUpperCase() + value.slice(1)),
+    ),
+  );
+  const typeFilter = h(
+    'select',
+    { id: 'filter-event' },
     h('option', { value: '' }, 'All event types'),
-    [...types.map((type) => type.type), 'webhook.test'].map((value) => h('option', { value, selected: query.eventType === value }, value)));
-  const live = h('span', { class: 'live', title: `Refreshes every ${REFRESH_MS / 1000} s` }, h('span', { class: 'live-dot', 'aria-hidden': 'true' }), 'Live');
+    [...types.map((type) => type.type), 'webhook.test'].map((value) => h('option', { value, selected: query.eventType === value }, value)),
+  );
+  const live = h(
+    'span',
+    { class: 'live', title: `Refreshes every ${REFRESH_MS / 1000} s` },
+    h('span', { class: 'live-dot', 'aria-hidden': 'true' }),
+    'Live',
+  );
   const retryAll = write ? button('Retry all failed…', () => retryFailed(), { id: 'retry-failed' }) : null;
   const rows = h('tbody');
-  const table = h('table', { class: 'table deliveries' },
+  const table = h(
+    'table',
+    { class: 'table deliveries' },
     h('caption', { class: 'visually-hidden' }, 'Deliveries, newest first'),
-    h('thead', {}, h('tr', {},
-      h('th', { scope: 'col' }, 'Status'),
-      h('th', { scope: 'col' }, 'Event'),
-      h('th', { scope: 'col' }, 'Created'),
-      h('th', { scope: 'col', class: 'num' }, 'Attempts'),
-      h('th', { scope: 'col' }, 'Last result'))),
-    rows);
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'col' }, 'Status'),
+        h('th', { scope: 'col' }, 'Event'),
+        h('th', { scope: 'col' }, 'Created'),
+        h('th', { scope: 'col', class: 'num' }, 'Attempts'),
+        h('th', { scope: 'col' }, 'Last result'),
+      ),
+    ),
+    rows,
+  );
   const empty = h('p', { class: 'empty-row muted' });
   const listError = h('div');
   const newer = button('← Newer', () => turn(-1), { class: 'btn btn-secondary btn-small' });
@@ -171,13 +239,21 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   let cursors = [null];
   let signature = '';
 
-  root.append(h('section', { class: 'deliveries-section', 'aria-labelledby': 'deliveries-title' },
-    h('div', { class: 'section-head' }, h('h2', { id: 'deliveries-title' }, 'Deliveries'), live, retryAll),
-    h('div', { class: 'filters' },
-      h('div', { class: 'field inline' }, h('label', { for: 'filter-status' }, 'Status'), statusFilter),
-      h('div', { class: 'field inline' }, h('label', { for: 'filter-event' }, 'Event type'), typeFilter)),
-    listError,
-    h('div', { class: 'card table-card' }, table, empty, h('div', { class: 'pager' }, newer, pageLabel, older))));
+  root.append(
+    h(
+      'section',
+      { class: 'deliveries-section', 'aria-labelledby': 'deliveries-title' },
+      h('div', { class: 'section-head' }, h('h2', { id: 'deliveries-title' }, 'Deliveries'), live, retryAll),
+      h(
+        'div',
+        { class: 'filters' },
+        h('div', { class: 'field inline' }, h('label', { for: 'filter-status' }, 'Status'), statusFilter),
+        h('div', { class: 'field inline' }, h('label', { for: 'filter-event' }, 'Event type'), typeFilter),
+      ),
+      listError,
+      h('div', { class: 'card table-card' }, table, empty, h('div', { class: 'pager' }, newer, pageLabel, older)),
+    ),
+  );
 
   function filters() {
     return { status: statusFilter.value || undefined, eventType: typeFilter.value || undefined };
@@ -220,9 +296,11 @@ export async function endpointView(root, { params, query, signal, navigate }) {
       if (next === signature) return;
       signature = next;
       renderRows(page.data);
-      empty.textContent = page.data.length ? '' : unfiltered && cursors.length === 1
-        ? 'No deliveries yet. Publish an event this endpoint subscribes to, or send a test.'
-        : 'No deliveries match these filters.';
+      empty.textContent = page.data.length
+        ? ''
+        : unfiltered && cursors.length === 1
+          ? 'No deliveries yet. Publish an event this endpoint subscribes to, or send a test.'
+          : 'No deliveries match these filters.';
       empty.hidden = page.data.length > 0;
     } catch (failure) {
       if (failure.name === 'AbortError') return;
@@ -233,51 +311,90 @@ export async function endpointView(root, { params, query, signal, navigate }) {
 
   function renderRows(deliveries) {
     const focused = document.activeElement?.closest?.('tr')?.dataset.id;
-    rows.replaceChildren(...deliveries.map((delivery) => h('tr', {
-      dataset: { id: delivery.id, status: delivery.status },
-      class: 'clickable',
-      onclick: (event) => {
-        if (!event.target.closest('a, button')) navigate(`#/deliveries/${delivery.id}`);
-      },
-    },
-    h('td', { 'data-label': 'Status' }, statusBadge(delivery.status)),
-    h('td', { 'data-label': 'Event' },
-      h('a', { href: `#/deliveries/${delivery.id}`, class: 'row-link' }, delivery.eventType),
-      h('div', { class: 'mono small muted' }, delivery.eventId)),
-    h('td', { 'data-label': 'Created' }, time(delivery.createdAt)),
-    h('td', { 'data-label': 'Attempts', class: 'num' }, String(delivery.attemptCount)),
-    h('td', { 'data-label': 'Last result' }, lastResult(delivery)))));
+    rows.replaceChildren(
+      ...deliveries.map((delivery) =>
+        h(
+          'tr',
+          {
+            dataset: { id: delivery.id, status: delivery.status },
+            class: 'clickable',
+            onclick: (event) => {
+              if (!event.target.closest('a, button')) navigate(`#/deliveries/${delivery.id}`);
+            },
+          },
+          h('td', { 'data-label': 'Status' }, statusBadge(delivery.status)),
+          h(
+            'td',
+            { 'data-label': 'Event' },
+            h('a', { href: `#/deliveries/${delivery.id}`, class: 'row-link' }, delivery.eventType),
+            h('div', { class: 'mono small muted' }, delivery.eventId),
+          ),
+          h('td', { 'data-label': 'Created' }, time(delivery.createdAt)),
+          h('td', { 'data-label': 'Attempts', class: 'num' }, String(delivery.attemptCount)),
+          h('td', { 'data-label': 'Last result' }, lastResult(delivery)),
+        ),
+      ),
+    );
     if (focused) rows.querySelector(`tr[data-id="${CSS.escape(focused)}"] a`)?.focus();
   }
 
   async function retryFailed() {
-    const queued = await openDialog((close) => {
-      const since = h('input', { id: 'retry-since', type: 'datetime-local', step: '1', 'aria-describedby': 'retry-since-help' });
-      const error = h('div', { class: 'form-error', role: 'alert' });
-      const submit = button('Retry failed deliveries', null, { kind: 'primary', type: 'submit' });
-      return h('form', {
-        class: 'dialog-form',
-        onsubmit: async (event) => {
-          event.preventDefault();
-          error.textContent = '';
-          try {
-            const result = await busy(submit, () => api.retryFailed(webhook.id, since.value ? new Date(since.value).toISOString() : undefined));
-            close(result.queued);
-          } catch (failure) {
-            error.textContent = explain(failure, 'retry deliveries', 'webhooks:write');
-          }
-        },
+    const queued = await openDialog(
+      (close) => {
+        const since = h('input', { id: 'retry-since', type: 'datetime-local', step: '1', 'aria-describedby': 'retry-since-help' });
+        const error = h('div', { class: 'form-error', role: 'alert' });
+        const submit = button('Retry failed deliveries', null, { kind: 'primary', type: 'submit' });
+        return h(
+          'form',
+          {
+            class: 'dialog-form',
+            onsubmit: async (event) => {
+              event.preventDefault();
+              error.textContent = '';
+              try {
+                const result = await busy(submit, () =>
+                  api.retryFailed(webhook.id, since.value ? new Date(since.value).toISOString() : undefined),
+                );
+                close(result.queued);
+              } catch (failure) {
+                error.textContent = explain(failure, 'retry deliveries', 'webhooks:write');
+              }
+            },
+          },
+          h('h2', { class: 'dialog-title' }, 'Retry failed deliveries'),
+          h(
+            'div',
+            { class: 'dialog-body stack' },
+            h(
+              'p',
+              {},
+              'Every failed delivery of ',
+              h('strong', {}, webhook.name),
+              ' starts a new cycle of attempts, with the same event id and body.',
+            ),
+            h(
+              'div',
+              { class: 'field' },
+              h('label', { for: 'retry-since' }, 'Only those created since (optional)'),
+              since,
+              h('p', { class: 'hint', id: 'retry-since-help' }, 'Leave empty to retry all of them. Your local time.'),
+            ),
+            error,
+          ),
+          h(
+            'div',
+            { class: 'dialog-actions' },
+            button('Cancel', () => close()),
+            submit,
+          ),
+        );
       },
-      h('h2', { class: 'dialog-title' }, 'Retry failed deliveries'),
-      h('div', { class: 'dialog-body stack' },
-        h('p', {}, 'Every failed delivery of ', h('strong', {}, webhook.name), ' starts a new cycle of attempts, with the same event id and body.'),
-        h('div', { class: 'field' }, h('label', { for: 'retry-since' }, 'Only those created since (optional)'), since,
-          h('p', { class: 'hint', id: 'retry-since-help' }, 'Leave empty to retry all of them. Your local time.')),
-        error),
-      h('div', { class: 'dialog-actions' }, button('Cancel', () => close()), submit));
-    }, { label: 'Retry failed deliveries' });
+      { label: 'Retry failed deliveries' },
+    );
     if (queued === undefined) return;
-    toast(queued === 0 ? 'No failed deliveries to retry.' : `${queued} failed deliver${queued === 1 ? 'y' : 'ies'} queued for a new attempt.`);
+    toast(
+      queued === 0 ? 'No failed deliveries to retry.' : `${queued} failed deliver${queued === 1 ? 'y' : 'ies'} queued for a new attempt.`,
+    );
     void refreshNow();
   }
 
@@ -288,9 +405,12 @@ export async function endpointView(root, { params, query, signal, navigate }) {
 export function lastResult(delivery) {
   const parts = [];
   if (delivery.lastStatusCode) parts.push(h('span', { class: 'code' }, `HTTP ${delivery.lastStatusCode}`));
-  if (delivery.lastError && delivery.lastError !== `HTTP ${delivery.lastStatusCode}`) parts.push(h('span', { class: 'error-text' }, delivery.lastError));
+  if (delivery.lastError && delivery.lastError !== `HTTP ${delivery.lastStatusCode}`)
+    parts.push(h('span', { class: 'error-text' }, delivery.lastError));
   if (delivery.status === 'pending') {
-    parts.push(h('span', { class: 'muted small' }, delivery.nextAttemptAt ? ['next attempt ', time(delivery.nextAttemptAt)] : 'attempting now…'));
+    parts.push(
+      h('span', { class: 'muted small' }, delivery.nextAttemptAt ? ['next attempt ', time(delivery.nextAttemptAt)] : 'attempting now…'),
+    );
   }
   return parts.length ? h('div', { class: 'last-result' }, parts) : h('span', { class: 'muted' }, '—');
 }

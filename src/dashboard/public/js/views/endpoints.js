@@ -18,32 +18,53 @@ export function rateView({ finished, succeeded, rate }) {
   const fill = h('span', { class: 'rate-fill' });
   fill.style.width = `${percent}%`;
   const level = rate >= 0.95 ? 'good' : rate >= 0.8 ? 'fair' : 'poor';
-  return h('span', { class: ['rate', `rate-${level}`] },
+  return h(
+    'span',
+    { class: ['rate', `rate-${level}`] },
     h('strong', {}, `${percent}%`),
     h('span', { class: 'rate-bar', 'aria-hidden': 'true' }, fill),
-    h('span', { class: 'muted small', title: `${succeeded} of the latest ${finished} finished deliveries succeeded` }, `${succeeded} of ${finished}`));
+    h(
+      'span',
+      { class: 'muted small', title: `${succeeded} of the latest ${finished} finished deliveries succeeded` },
+      `${succeeded} of ${finished}`,
+    ),
+  );
 }
 
 /** Runs `tasks` a few at a time: one request per endpoint must not flood the server. */
 async function limited(tasks, width = 6) {
   const queue = [...tasks];
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (queue.length) await queue.shift()();
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (queue.length) await queue.shift()();
+    }),
+  );
 }
 
 export async function endpointsView(root, { signal, navigate }) {
   const { read, write } = session.caps;
   const create = write
-    ? button('New endpoint', async () => {
-      const created = await endpointDialog().catch((failure) => toast(explain(failure, 'load the event catalogue', 'webhooks:read'), 'error'));
-      if (!created) return;
-      await secretDialog({ heading: 'Endpoint created', webhook: created });
-      navigate(`#/endpoints/${created.id}`);
-    }, { kind: 'primary', id: 'new-endpoint' })
+    ? button(
+        'New endpoint',
+        async () => {
+          const created = await endpointDialog().catch((failure) =>
+            toast(explain(failure, 'load the event catalogue', 'webhooks:read'), 'error'),
+          );
+          if (!created) return;
+          await secretDialog({ heading: 'Endpoint created', webhook: created });
+          navigate(`#/endpoints/${created.id}`);
+        },
+        { kind: 'primary', id: 'new-endpoint' },
+      )
     : null;
   root.append(title('Endpoints', create));
-  if (!write) root.append(note('info', 'This key can only read: it cannot create, change, test or delete endpoints, or retry deliveries (needs webhooks:write).'));
+  if (!write)
+    root.append(
+      note(
+        'info',
+        'This key can only read: it cannot create, change, test or delete endpoints, or retry deliveries (needs webhooks:write).',
+      ),
+    );
   if (!read) {
     root.append(note('warn', 'This key cannot list endpoints (needs webhooks:read).'));
     return;
@@ -52,16 +73,30 @@ export async function endpointsView(root, { signal, navigate }) {
   const body = h('tbody');
   const more = button('Load more', () => load(cursor), { class: 'btn btn-secondary' });
   const footer = h('div', { class: 'list-footer' });
-  const list = h('div', { class: 'card table-card' },
-    h('table', { class: 'table endpoints' },
+  const list = h(
+    'div',
+    { class: 'card table-card' },
+    h(
+      'table',
+      { class: 'table endpoints' },
       h('caption', { class: 'visually-hidden' }, 'Webhook endpoints'),
-      h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'Endpoint'),
-        h('th', { scope: 'col' }, 'Events'),
-        h('th', { scope: 'col' }, 'State'),
-        h('th', { scope: 'col', title: `Of the latest ${RATE_WINDOW} deliveries that have ended` }, 'Success rate'),
-        h('th', { scope: 'col' }, 'Created'))),
-      body), footer);
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'Endpoint'),
+          h('th', { scope: 'col' }, 'Events'),
+          h('th', { scope: 'col' }, 'State'),
+          h('th', { scope: 'col', title: `Of the latest ${RATE_WINDOW} deliveries that have ended` }, 'Success rate'),
+          h('th', { scope: 'col' }, 'Created'),
+        ),
+      ),
+      body,
+    ),
+    footer,
+  );
   const status = h('div', { 'aria-live': 'polite' }, spinner('Loading endpoints'));
   root.append(status, list);
   list.hidden = true;
@@ -73,34 +108,57 @@ export async function endpointsView(root, { signal, navigate }) {
       status.replaceChildren();
       cursor = page.nextCursor;
       if (!after && page.data.length === 0) {
-        status.append(h('div', { class: 'empty card' },
-          h('h2', {}, 'No endpoints yet'),
-          h('p', { class: 'muted' }, write
-            ? 'Create one to start receiving signed webhooks for the events you choose.'
-            : 'Nothing to show: this store has no webhook endpoints.')));
+        status.append(
+          h(
+            'div',
+            { class: 'empty card' },
+            h('h2', {}, 'No endpoints yet'),
+            h(
+              'p',
+              { class: 'muted' },
+              write
+                ? 'Create one to start receiving signed webhooks for the events you choose.'
+                : 'Nothing to show: this store has no webhook endpoints.',
+            ),
+          ),
+        );
         return;
       }
       list.hidden = false;
       const rows = page.data.map((webhook) => {
         const rate = h('td', { 'data-label': 'Success rate' }, h('span', { class: 'muted small' }, '…'));
-        const row = h('tr', { dataset: { id: webhook.id }, class: 'clickable', onclick: (event) => {
-          if (!event.target.closest('a, button')) navigate(`#/endpoints/${webhook.id}`);
-        } },
-        h('td', { 'data-label': 'Endpoint' },
-          h('a', { href: `#/endpoints/${webhook.id}`, class: 'row-link' }, webhook.name),
-          h('div', { class: 'mono small muted url' }, webhook.url)),
-        h('td', { 'data-label': 'Events' }, chips(webhook.events, { max: 3 })),
-        h('td', { 'data-label': 'State' }, activeBadge(webhook.isActive)),
-        rate,
-        h('td', { 'data-label': 'Created' }, time(webhook.createdAt)));
+        const row = h(
+          'tr',
+          {
+            dataset: { id: webhook.id },
+            class: 'clickable',
+            onclick: (event) => {
+              if (!event.target.closest('a, button')) navigate(`#/endpoints/${webhook.id}`);
+            },
+          },
+          h(
+            'td',
+            { 'data-label': 'Endpoint' },
+            h('a', { href: `#/endpoints/${webhook.id}`, class: 'row-link' }, webhook.name),
+            h('div', { class: 'mono small muted url' }, webhook.url),
+          ),
+          h('td', { 'data-label': 'Events' }, chips(webhook.events, { max: 3 })),
+          h('td', { 'data-label': 'State' }, activeBadge(webhook.isActive)),
+          rate,
+          h('td', { 'data-label': 'Created' }, time(webhook.createdAt)),
+        );
         return { webhook, row, rate };
       });
       body.append(...rows.map((entry) => entry.row));
-      footer.replaceChildren(cursor ? more : h('span', { class: 'muted small' }, `${body.children.length} endpoint${body.children.length === 1 ? '' : 's'}`));
-      await limited(rows.map(({ webhook, rate }) => async () => {
-        const recent = await api.listDeliveries(webhook.id, { limit: RATE_WINDOW }, signal).catch(() => null);
-        rate.replaceChildren(recent ? rateView(successRate(recent.data)) : h('span', { class: 'muted small' }, 'unavailable'));
-      }));
+      footer.replaceChildren(
+        cursor ? more : h('span', { class: 'muted small' }, `${body.children.length} endpoint${body.children.length === 1 ? '' : 's'}`),
+      );
+      await limited(
+        rows.map(({ webhook, rate }) => async () => {
+          const recent = await api.listDeliveries(webhook.id, { limit: RATE_WINDOW }, signal).catch(() => null);
+          rate.replaceChildren(recent ? rateView(successRate(recent.data)) : h('span', { class: 'muted small' }, 'unavailable'));
+        }),
+      );
     } catch (failure) {
       status.replaceChildren(note('error', explain(failure, 'list endpoints', 'webhooks:read')));
     }
