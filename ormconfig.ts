@@ -9,4 +9,4 @@ import { dataSourceOptions } from './src/database/data-source-options';
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL must point at a PostgreSQL server for the TypeORM CLI');
 
-export default new DataSource(dataSourceOptions(url));
+export default new DataSource(dataSourceOptions(url, 10, [`${__dirname}/src/**/*.entity.ts`]));

@@ -16,7 +16,7 @@ import { Agent as HttpAgent } from 'node:http';
 import axios from 'axios';
 import { Agent, request } from 'undici';
 import { signPayload } from '../src/dispatch/signature';
-import { EVENT_CATALOGUE } from '../src/events/catalogue/event-catalogue';
+import { EVENT_CATALOGUE } from '../src/catalogue/event-catalogue';
 import { buildEnvelope } from '../src/events/envelope';
 import { childArgs, runMain } from './lib/child';
 

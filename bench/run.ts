@@ -22,7 +22,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
-import { EVENT_CATALOGUE, EventType } from '../src/events/catalogue/event-catalogue';
+import { EVENT_CATALOGUE, EventType } from '../src/catalogue/event-catalogue';
 import type { ApiLoadArgs, ApiLoadResult } from './api-load';
 import { compareHttpClients, formatComparison, type ClientComparison } from './http-clients';
 import type { LoadHttpArgs, LoadHttpResult } from './load-http';

@@ -10,7 +10,6 @@ import { DispatchModule } from './dispatch/dispatch.module';
 import { EventsModule } from './events/events.module';
 import { LoggingModule } from './observability/logging.module';
 import { ObservabilityModule } from './observability/observability.module';
-import { StoreOrdersModule } from './store-orders/store-orders.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** Wires the modules together, nothing else. */
@@ -31,7 +30,6 @@ export class AppModule {
         EventsModule,
         DispatchModule,
         DashboardModule,
-        StoreOrdersModule,
       ],
     };
   }

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
 import { AppModule } from './app.module';
-import { configureApp } from './common/configure-app';
+import { configureApp } from './configure-app';
 import { HooklineExpressAdapter } from './common/express-adapter';
 import { limitHeapGrowth } from './common/heap-growth';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';

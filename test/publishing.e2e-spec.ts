@@ -1,9 +1,10 @@
 import { DataSource } from 'typeorm';
-import { EVENT_CATALOGUE } from '../src/events/catalogue/event-catalogue';
+import { EVENT_CATALOGUE } from '../src/catalogue/event-catalogue';
 import { buildEnvelope } from '../src/events/envelope';
 import { EventPublisher } from '../src/events/event-publisher';
 import { EventRepository } from '../src/events/event.repository';
-import { StoreOrdersService } from '../src/store-orders/store-orders.service';
+import { StoreOrdersModule } from './support/store-orders/store-orders.module';
+import { StoreOrdersService } from './support/store-orders/store-orders.service';
 import { startApp, TestApp } from './support/app';
 import { eventually } from './support/eventually';
 import { createWebhook, delivery, deliveriesOf, orderData, publish } from './support/fixtures';
@@ -20,7 +21,7 @@ describe('publishing (POST /events and EventPublisher)', () => {
   let otherStoreKey: string;
 
   beforeAll(async () => {
-    t = await startApp({ env: { RETRY_SCHEDULE_MS: '0,300,300' } });
+    t = await startApp({ env: { RETRY_SCHEDULE_MS: '0,300,300' }, imports: [StoreOrdersModule] });
     receiver = await Receiver.start();
     const store = (await (await t.api('/stores', { method: 'POST', json: { name: 'Other store' } })).json()) as { id: string };
     const key = await t.api(`/stores/${store.id}/api-keys`, {

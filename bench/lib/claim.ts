@@ -5,7 +5,7 @@ import { dataSourceOptions } from '../../src/database/data-source-options';
 import { runMigrationsLocked } from '../../src/database/run-migrations';
 import { AttemptOutcome, DeliveryRepository } from '../../src/dispatch/delivery.repository';
 import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/dispatch-pool';
-import { EVENT_CATALOGUE } from '../../src/events/catalogue/event-catalogue';
+import { EVENT_CATALOGUE } from '../../src/catalogue/event-catalogue';
 import { buildEnvelope } from '../../src/events/envelope';
 import { BenchDatabase, bulkPublish, createDatabase } from './db';
 import { median, percentile, round } from './stats';

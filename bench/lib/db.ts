@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { newId } from '../../src/common/ids';
 import { DELIVERIES_CHANNEL } from '../../src/dispatch/dispatcher';
-import { EVENT_CATALOGUE, EventType } from '../../src/events/catalogue/event-catalogue';
+import { EVENT_CATALOGUE, EventType } from '../../src/catalogue/event-catalogue';
 import { buildEnvelope } from '../../src/events/envelope';
 
 /** application_name of the orchestrator's own connections (left out of Hookline's PostgreSQL CPU). */

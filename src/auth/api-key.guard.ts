@@ -2,7 +2,8 @@ import { CanActivate, ExecutionContext, ForbiddenException, Injectable, Unauthor
 import { Reflector } from '@nestjs/core';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import type { AuthenticatedRequest } from './auth-context';
-import { PUBLIC_ROUTE, REQUIRED_SCOPES } from './require-scopes.decorator';
+import { PUBLIC_ROUTE } from '../common/public.decorator';
+import { REQUIRED_SCOPES } from './require-scopes.decorator';
 import type { Scope } from './scopes';
 
 /**

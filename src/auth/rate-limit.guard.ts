@@ -10,7 +10,7 @@ import {
 import { AppConfig } from '../config/app-config';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
 import type { AuthenticatedRequest } from './auth-context';
-import { PUBLIC_ROUTE } from './require-scopes.decorator';
+import { PUBLIC_ROUTE } from '../common/public.decorator';
 
 /** The window of RATE_LIMIT_PER_MINUTE. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;

@@ -5,7 +5,6 @@ import { API_KEY_SECURITY } from '../common/swagger';
 import type { Scope } from './scopes';
 
 export const REQUIRED_SCOPES = 'hookline:required-scopes';
-export const PUBLIC_ROUTE = 'hookline:public';
 
 /**
  * The one auth decorator: the guard requires an API key holding every scope listed, and the
@@ -20,6 +19,3 @@ export function RequireScopes(...scopes: Scope[]): MethodDecorator & ClassDecora
     ApiTooManyRequestsResponse({ description: 'Rate limit exceeded; see Retry-After', type: ErrorResponse }),
   );
 }
-
-/** A route that needs no API key (health, metrics). */
-export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(PUBLIC_ROUTE, true);

@@ -1,7 +1,7 @@
 import { Controller, Get, NotFoundException, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Public } from '../auth/require-scopes.decorator';
+import { Public } from '../common/public.decorator';
 import { API_PREFIX } from '../common/api-prefix';
 import { DashboardAssets, type DashboardAsset } from './dashboard-assets';
 

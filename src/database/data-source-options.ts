@@ -1,15 +1,18 @@
 import { DataSourceOptions } from 'typeorm';
-import { ENTITIES } from './entities';
 import { InitialSchema1795377000000 } from './migrations/1795377000000-InitialSchema';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [InitialSchema1795377000000];
 
-export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {
+/**
+ * Entities are not listed here: each feature module registers its own with
+ * `TypeOrmModule.forFeature` (the app loads them automatically), so the database knows no feature.
+ */
+export function dataSourceOptions(url: string, poolSize = 10, entities: DataSourceOptions['entities'] = []): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    entities: ENTITIES,
+    entities,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     migrationsRun: false,

@@ -18,7 +18,7 @@ import { SettingsRepository } from './settings.repository';
       inject: [AppConfig],
       useFactory: (config: AppConfig) => {
         if (!config.databaseUrl) throw new Error('no database URL: main.ts starts the embedded PostgreSQL first');
-        return dataSourceOptions(config.databaseUrl, config.dbPoolSize);
+        return { ...dataSourceOptions(config.databaseUrl, config.dbPoolSize), autoLoadEntities: true };
       },
       dataSourceFactory: async (options) => {
         const dataSource = await new DataSource(options!).initialize();

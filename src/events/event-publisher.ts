@@ -2,7 +2,7 @@ import { BadRequestException, Injectable, NotFoundException } from '@nestjs/comm
 import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
-import { EventData, EventType, isEventType, validateEventData } from './catalogue/event-catalogue';
+import { EventData, EventType, isEventType, validateEventData } from '../catalogue/event-catalogue';
 import { buildEnvelope } from './envelope';
 import { EventRepository } from './event.repository';
 import { PublishBatcher } from './publish-batcher';

@@ -1,7 +1,7 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { DeliveryRepository } from '../dispatch/delivery.repository';
 import { DeliveryResponse } from '../dispatch/dto/delivery.response';
-import { describeCatalogue, type EventData, type EventType } from './catalogue/event-catalogue';
+import { describeCatalogue, type EventData, type EventType } from '../catalogue/event-catalogue';
 import type { EventResponse, EventTypeListResponse } from './dto/event.response';
 import type { Envelope } from './envelope';
 import { EventPublisher, type PublishedEvent } from './event-publisher';

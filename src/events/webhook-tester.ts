@@ -9,7 +9,7 @@ import { WebhookSender } from '../dispatch/webhook-sender';
 import { SecretCipher } from '../webhooks/secret-cipher';
 import { WebhookRepository } from '../webhooks/webhook.repository';
 import { WebhooksService } from '../webhooks/webhooks.service';
-import { TEST_EVENT_TYPE, type TestEventData } from './catalogue/event-catalogue';
+import { TEST_EVENT_TYPE, type TestEventData } from '../catalogue/event-catalogue';
 import type { TestDeliveryResponse } from './dto/event.response';
 import { buildEnvelope } from './envelope';
 import { EventRepository } from './event.repository';

@@ -1,4 +1,4 @@
-import { Public } from '../auth/require-scopes.decorator';
+import { Public } from '../common/public.decorator';
 import { API_PREFIX } from '../common/api-prefix';
 import { Controller, Get, Header, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { EventType } from '../events/catalogue/event-catalogue';
+import type { EventType } from '../catalogue/event-catalogue';
 
 /** A webhook endpoint of one store. The signing secret is stored only encrypted. */
 @Entity('webhooks')

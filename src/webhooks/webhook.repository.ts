@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { EntityManager, Repository } from 'typeorm';
 import { ReadBatcher } from '../database/read-batcher';
 import { poolOf } from '../database/sql';
-import type { EventType } from '../events/catalogue/event-catalogue';
+import type { EventType } from '../catalogue/event-catalogue';
 import type { WebhookResponse } from './dto/webhook.response';
 import { Webhook } from './webhook.entity';
 

@@ -1,7 +1,8 @@
+import type { ModuleMetadata } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
-import { configureApp } from '../../src/common/configure-app';
+import { configureApp } from '../../src/configure-app';
 import { HooklineExpressAdapter } from '../../src/common/express-adapter';
 import { AppConfig, AppConfigValues, loadConfig } from '../../src/config/app-config';
 import { createTestDatabase, TestDatabase } from './database';
@@ -29,6 +30,8 @@ export interface StartOptions {
   db?: TestDatabase;
   /** Providers to replace (e.g. `{ provide: URL_RESOLVER, useValue: fakeResolver }`); the token must be bound in a module. */
   overrides?: Array<{ provide: unknown; useValue: unknown }>;
+  /** Extra modules beside AppModule (e.g. the store-orders example that publishes through EventPublisher). */
+  imports?: ModuleMetadata['imports'];
 }
 
 /** Boots the real AppModule on a fresh database and listens on a random loopback port. */
@@ -43,7 +46,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     DATABASE_URL: db.url,
   }).with(options.config ?? {});
 
-  const builder = Test.createTestingModule({ imports: [AppModule.forRoot(config)] });
+  const builder = Test.createTestingModule({ imports: [AppModule.forRoot(config), ...(options.imports ?? [])] });
   for (const { provide, useValue } of options.overrides ?? []) builder.overrideProvider(provide).useValue(useValue);
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>(new HooklineExpressAdapter(), {

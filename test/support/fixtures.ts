@@ -1,4 +1,4 @@
-import type { OrderEventData } from '../../src/events/catalogue/order-events';
+import type { OrderEventData } from '../../src/catalogue/order-events';
 import type { TestApp } from './app';
 
 /** A valid order.created `data` (the seed's order shape). */

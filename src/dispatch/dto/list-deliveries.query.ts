@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
-import { EVENT_TYPES, TEST_EVENT_TYPE } from '../../events/catalogue/event-catalogue';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from '../../catalogue/event-catalogue';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../delivery.entity';
 
 export class ListDeliveriesQuery extends PageQueryDto {

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { DeliveryResponse, EnvelopeResponse } from '../../dispatch/dto/delivery.response';
-import { EVENT_CATEGORIES, EVENT_TYPES, type EventCategory, type EventType } from '../catalogue/event-catalogue';
+import { EVENT_CATEGORIES, EVENT_TYPES, type EventCategory, type EventType } from '../../catalogue/event-catalogue';
 
 export class PublishedEventResponse {
   @ApiProperty({ example: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t' })

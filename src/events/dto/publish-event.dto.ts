@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsObject } from 'class-validator';
-import { EVENT_TYPES, type EventType } from '../catalogue/event-catalogue';
+import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 
 export class PublishEventDto {
   @ApiProperty({ enum: EVENT_TYPES, example: 'order.created' })

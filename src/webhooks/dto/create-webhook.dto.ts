@@ -11,7 +11,7 @@ import {
   MaxLength,
   ValidateIf,
 } from 'class-validator';
-import { EVENT_TYPES, type EventType } from '../../events/catalogue/event-catalogue';
+import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import { MAX_URL_LENGTH } from '../url-policy';
 
 const EVENTS_NOT_AN_ARRAY = 'events must be an array of event types';

@@ -2,7 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
-import { EVENT_TYPES, type EventType } from '../../events/catalogue/event-catalogue';
+import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 
 export class ListWebhooksQuery extends PageQueryDto {
   @ApiPropertyOptional({ type: Boolean, description: 'Only active (true) or inactive (false) endpoints' })

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { EVENT_TYPES, type EventType } from '../../events/catalogue/event-catalogue';
+import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import type { Webhook } from '../webhook.entity';
 
 export class WebhookResponse {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { EventPublisher, type PublishedEvent } from '../events/event-publisher';
+import { EventPublisher, type PublishedEvent } from '../../../src/events/event-publisher';
 
 export interface PlacedOrder {
   id: string;

@@ -2,15 +2,15 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
-import { httpMetrics } from '../observability/http-metrics';
-import { Metrics } from '../observability/metrics';
-import { HTTP_LOGGER, requestId } from '../observability/logging.module';
-import type { AppConfig } from '../config/app-config';
-import { API_PREFIX, UNPREFIXED_ROUTES } from './api-prefix';
-import { answerClientErrorsInJson } from './client-errors';
-import { errorBody } from './error-response';
-import { rejectDeepJson } from './json-depth';
-import { setupSwagger } from './swagger';
+import { httpMetrics } from './observability/http-metrics';
+import { Metrics } from './observability/metrics';
+import { HTTP_LOGGER, requestId } from './observability/logging.module';
+import type { AppConfig } from './config/app-config';
+import { API_PREFIX, UNPREFIXED_ROUTES } from './common/api-prefix';
+import { answerClientErrorsInJson } from './common/client-errors';
+import { errorBody } from './common/error-response';
+import { rejectDeepJson } from './common/json-depth';
+import { setupSwagger } from './common/swagger';
 
 type BodyParserError = Error & { type?: string; status?: number };
 

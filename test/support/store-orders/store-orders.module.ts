@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { EventsModule } from '../events/events.module';
+import { EventsModule } from '../../../src/events/events.module';
 import { StoreOrdersService } from './store-orders.service';
 
 /** Example consumer of EventPublisher (see StoreOrdersService). No routes. */
