@@ -4,6 +4,15 @@ import type { Request, Response } from 'express';
 import { errorBody } from './error-response';
 import { MAX_JSON_DEPTH } from './json-depth';
 import { isDatabaseUnavailable, isUnstorableText } from './database-errors';
+import { DomainError, DomainErrorKind } from './domain-error';
+
+const DOMAIN_STATUS: Record<DomainErrorKind, number> = {
+  [DomainErrorKind.Invalid]: HttpStatus.BAD_REQUEST,
+  [DomainErrorKind.Forbidden]: HttpStatus.FORBIDDEN,
+  [DomainErrorKind.NotFound]: HttpStatus.NOT_FOUND,
+  [DomainErrorKind.Conflict]: HttpStatus.CONFLICT,
+  [DomainErrorKind.Unprocessable]: HttpStatus.UNPROCESSABLE_ENTITY,
+};
 
 interface BodyParserError extends Error {
   type?: string;
@@ -22,8 +31,8 @@ const BODY_PARSER_ERRORS: Record<string, { status: number; message: string }> = 
 };
 
 /**
- * Turns every failure into `{statusCode, error, message}` (CONTRACT §3): HTTP exceptions as they
- * are, body-parser failures as 400/413, an unreachable database as 503, anything else as a 500
+ * Turns every failure into `{statusCode, error, message}`: domain errors by their kind, HTTP
+ * exceptions as they are, body-parser failures as 400/413, an unreachable database as 503, anything else as a 500
  * that is logged with the request id and never shows a stack.
  */
 @Catch()
@@ -47,6 +56,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
       const message = typeof body === 'string' ? body : ((body as { message?: string | string[] }).message ?? exception.message);
       // Several rules of one property can share a message (`limit=abc` breaks three); say it once.
       return { status, message: Array.isArray(message) ? [...new Set(message)] : message };
+    }
+    if (exception instanceof DomainError) {
+      // Invalid input answers a list, like validation; every other kind one sentence.
+      return {
+        status: DOMAIN_STATUS[exception.kind],
+        message: exception.kind === DomainErrorKind.Invalid ? exception.problems : exception.message,
+      };
     }
     const parserError = exception as BodyParserError;
     const known = parserError?.type ? BODY_PARSER_ERRORS[parserError.type] : undefined;
