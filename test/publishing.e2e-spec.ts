@@ -1,8 +1,10 @@
+import { HttpException } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { EVENT_CATALOGUE } from '../src/catalogue/event-catalogue';
 import { buildEnvelope } from '../src/events/envelope';
 import { EventPublisher } from '../src/events/event-publisher';
 import { EventRepository } from '../src/events/event.repository';
+import { EventError, EventErrorCode } from '../src/events/event.errors';
 import { StoreOrdersModule } from './support/store-orders/store-orders.module';
 import { StoreOrdersService } from './support/store-orders/store-orders.service';
 import { startApp, TestApp } from './support/app';
@@ -234,9 +236,21 @@ describe('publishing (POST /events and EventPublisher)', () => {
       type: 'order.created',
       data: { id: 'ord_77', status: 'PENDING' },
     });
-    await expect(t.app.get(EventPublisher).publish('st_nope', 'order.created', orderData() as never)).rejects.toMatchObject({
-      status: 404,
-    });
+  });
+
+  it('throws EventErrors that another module catches by class and code, not by HTTP status', async () => {
+    const publisher = t.app.get(EventPublisher);
+    const codeOf = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'published',
+        (error: unknown) => (error instanceof EventError && !(error instanceof HttpException) ? error.code : error),
+      );
+    expect(await codeOf(publisher.publish('st_nope', 'order.created', orderData() as never))).toBe(EventErrorCode.StoreNotFound);
+    expect(await codeOf(publisher.publish('st_default', 'order.shipped' as never, orderData() as never))).toBe(EventErrorCode.UnknownType);
+    const invalid = await publisher.publish('st_default', 'order.created', { id: 'ord_1' } as never).catch((error: unknown) => error);
+    expect(invalid).toBeInstanceOf(EventError);
+    expect((invalid as EventError).code).toBe(EventErrorCode.InvalidData);
+    expect((invalid as EventError).problems.length).toBeGreaterThan(0);
   });
 
   it('stops delivering to a deleted endpoint at once, pending retries included', async () => {

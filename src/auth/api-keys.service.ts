@@ -1,8 +1,9 @@
-import { ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { newId } from '../common/ids';
 import { PgNotifier } from '../database/pg-notifier';
 import { API_KEY_REVOKED_CHANNEL, ApiKeyAuthenticator } from './api-key-authenticator';
 import { ApiKeyRepository } from './api-key.repository';
+import { AuthError } from './auth.errors';
 import { generateApiKeyText, hashApiKey } from './api-key-text';
 import type { AuthContext } from './auth-context';
 import { ApiKeyListResponse, ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key.response';
@@ -22,10 +23,10 @@ export class ApiKeysService {
   async create(caller: AuthContext, storeId: string, dto: CreateApiKeyDto): Promise<CreatedApiKeyResponse> {
     const beyond = dto.scopes.filter((scope) => !caller.scopes.includes(scope));
     if (beyond.length > 0) {
-      throw new ForbiddenException(`A key can grant only scopes it holds itself; this key lacks ${beyond.join(', ')}`);
+      throw AuthError.scopeBeyondCaller(beyond);
     }
     if (storeId !== caller.storeId && !(await this.stores.exists(storeId))) {
-      throw new NotFoundException(`Store ${storeId} not found`);
+      throw AuthError.storeNotFound(storeId);
     }
     const text = generateApiKeyText();
     const key = await this.keys.insert({ id: newId('key'), storeId, name: dto.name, scopes: dto.scopes, keyHash: hashApiKey(text) });
@@ -38,7 +39,7 @@ export class ApiKeysService {
 
   /** Revokes at once: this process forgets the key now, the others on the notification. */
   async revoke(storeId: string, id: string): Promise<void> {
-    if (!(await this.keys.deleteInStore(storeId, id))) throw new NotFoundException(`API key ${id} not found`);
+    if (!(await this.keys.deleteInStore(storeId, id))) throw AuthError.apiKeyNotFound(id);
     this.authenticator.evict(id);
     await this.notifier.notify(API_KEY_REVOKED_CHANNEL, id);
   }

@@ -4,8 +4,7 @@ const UNAVAILABLE_STATES = /^(08|57P0[1-4]|53300)/; // connection exceptions, sh
 /**
  * What the driver says without a SQLSTATE class of its own. "not currently accepting connections"
  * is 55000 (ALTER DATABASE … ALLOW_CONNECTIONS false, a database being dropped or restored);
- * TypeORM's "already released" errors are a transaction whose connection was cut under it. All were
- * answered 500 before test/database-outage.e2e-spec.ts.
+ * TypeORM's "already released" errors are a transaction whose connection was cut under it.
  */
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Connection refused|is not currently accepting connections|connection provided by a query runner was already released|Query runner already released/i;
@@ -26,17 +25,28 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-/**
- * Whether PostgreSQL refused a text value itself: a NUL character (U+0000), which no text column
- * can hold, or a byte sequence that is not valid UTF-8 (SQLSTATE 22021, 22P05). The input was
- * bad, not the server: found by test/hostile-clients.e2e-spec.ts (`GET /webhooks/%00` was a 500).
- */
-export function isUnstorableText(error: unknown): boolean {
+/** Whether PostgreSQL refused a write because a referenced row does not exist (SQLSTATE 23503). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return sqlStateOf(error) === '23503';
+}
+
+/** The SQLSTATE of a driver error, also when TypeORM wraps it (`driverError`) or it is a `cause`. */
+function sqlStateOf(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; current && depth < 4; depth++) {
     const candidate = current as { code?: unknown; driverError?: unknown; cause?: unknown };
-    if (candidate.code === '22021' || candidate.code === '22P05') return true;
+    if (typeof candidate.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code)) return candidate.code;
     current = candidate.driverError ?? candidate.cause;
   }
-  return false;
+  return undefined;
+}
+
+/**
+ * Whether PostgreSQL refused a text value itself: a NUL character (U+0000), which no text column
+ * can hold, or bytes that are not valid UTF-8 (SQLSTATE 22021, 22P05). The input was bad, not the
+ * server, so this is a 400.
+ */
+export function isUnstorableText(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  return state === '22021' || state === '22P05';
 }

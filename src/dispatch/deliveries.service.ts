@@ -1,7 +1,8 @@
-import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
 import { PgNotifier } from '../database/pg-notifier';
 import { WebhooksService } from '../webhooks/webhooks.service';
+import { DeliveryError } from './delivery.errors';
 import { DeliveryRepository } from './delivery.repository';
 import { DELIVERIES_CHANNEL } from './dispatcher';
 import { AttemptResponse, DeliveryDetailResponse, DeliveryResponse, RetryFailedResponse } from './dto/delivery.response';
@@ -29,7 +30,7 @@ export class DeliveriesService {
 
   async get(storeId: string, id: string): Promise<DeliveryDetailResponse> {
     const row = await this.deliveries.findInStore(storeId, id);
-    if (!row) throw notFound(id);
+    if (!row) throw DeliveryError.notFound(id);
     const attempts = await this.deliveries.attemptsOf(id);
     return {
       ...DeliveryResponse.of(row),
@@ -41,11 +42,11 @@ export class DeliveriesService {
   /** A failed or succeeded delivery starts a new cycle (same event id and body); pending → 409. */
   async retry(storeId: string, id: string): Promise<DeliveryResponse> {
     const current = await this.deliveries.stateInStore(storeId, id);
-    if (!current) throw notFound(id);
-    if (current.status === 'pending') throw new ConflictException(`Delivery ${id} is still pending; retry it once it has finished`);
+    if (!current) throw DeliveryError.notFound(id);
+    if (current.status === 'pending') throw DeliveryError.stillPending(id);
     await this.requireActive(storeId, current.webhookId);
     const restarted = await this.deliveries.restart(storeId, id);
-    if (!restarted) throw new ConflictException(`Delivery ${id} is still pending; retry it once it has finished`);
+    if (!restarted) throw DeliveryError.stillPending(id);
     await this.notifier.notify(DELIVERIES_CHANNEL);
     return DeliveryResponse.of(restarted);
   }
@@ -59,12 +60,6 @@ export class DeliveriesService {
 
   private async requireActive(storeId: string, webhookId: string): Promise<void> {
     const webhook = await this.webhooks.require(storeId, webhookId);
-    if (!webhook.isActive) {
-      throw new ConflictException(`Webhook ${webhookId} is inactive; activate it (PUT isActive: true) before retrying`);
-    }
+    if (!webhook.isActive) throw DeliveryError.webhookInactive(webhookId);
   }
-}
-
-function notFound(id: string): NotFoundException {
-  return new NotFoundException(`Delivery ${id} not found`);
 }

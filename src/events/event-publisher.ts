@@ -1,9 +1,11 @@
-import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { isForeignKeyViolation } from '../common/database-errors';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
 import { EventData, EventType, isEventType, validateEventData } from '../catalogue/event-catalogue';
 import { buildEnvelope } from './envelope';
+import { EventError } from './event.errors';
 import { EventRepository } from './event.repository';
 import { PublishBatcher } from './publish-batcher';
 
@@ -27,17 +29,11 @@ export interface PublishedEvent {
   duplicate: boolean;
 }
 
-/** `data` does not match its event type's shape. */
-export class InvalidEventDataError extends BadRequestException {
-  constructor(readonly problems: string[]) {
-    super(problems);
-  }
-}
-
 /**
- * How the platform's modules publish events (CONTRACT §6). Inject it and call
+ * How the platform's modules publish events. Inject it and call
  * `publish(storeId, 'order.created', data, { manager })`: the payload is typed per event type, so
- * a wrong one does not compile, and it is checked again at run time. The event, its deliveries
+ * a wrong one does not compile, and it is checked again at run time. It throws an `EventError`
+ * (catch it by class and `code`: `UnknownType`, `InvalidData`, `StoreNotFound`), never an HTTP exception. The event, its deliveries
  * and the workers' wake-up are one statement (EventRepository.publish).
  */
 @Injectable()
@@ -50,9 +46,9 @@ export class EventPublisher {
   ) {}
 
   async publish<T extends EventType>(storeId: string, type: T, data: EventData<T>, options: PublishOptions = {}): Promise<PublishedEvent> {
-    if (!isEventType(type)) throw new BadRequestException([`type must be one of the event types of GET /event-types`]);
+    if (!isEventType(type)) throw EventError.unknownType();
     const problems = validateEventData(type, data);
-    if (problems.length > 0) throw new InvalidEventDataError(problems);
+    if (problems.length > 0) throw EventError.invalidData(problems);
 
     const { envelope, body } = buildEnvelope(type, data);
     const event = { id: envelope.id, storeId, type, body, createdAt: new Date(envelope.timestamp), idempotencyKey: options.idempotencyKey };
@@ -65,7 +61,8 @@ export class EventPublisher {
           ? await this.events.publish(event, firstDelayMs, options.manager)
           : { deliveries: await this.batcher.publish(event) };
     } catch (error) {
-      if ((error as { code?: string }).code === '23503') throw new NotFoundException(`Store ${storeId} not found`);
+      // The only foreign key the publish statement can break is the event's store.
+      if (isForeignKeyViolation(error)) throw EventError.storeNotFound(storeId);
       throw error;
     }
     if (!published) {

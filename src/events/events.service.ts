@@ -1,9 +1,10 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DeliveryRepository } from '../dispatch/delivery.repository';
 import { DeliveryResponse } from '../dispatch/dto/delivery.response';
 import { describeCatalogue, type EventData, type EventType } from '../catalogue/event-catalogue';
 import type { EventResponse, EventTypeListResponse } from './dto/event.response';
 import type { Envelope } from './envelope';
+import { EventError } from './event.errors';
 import { EventPublisher, type PublishedEvent } from './event-publisher';
 import { EventRepository } from './event.repository';
 
@@ -22,7 +23,7 @@ export class EventsService {
 
   async get(storeId: string, id: string): Promise<EventResponse> {
     const event = await this.events.findInStore(storeId, id);
-    if (!event) throw new NotFoundException(`Event ${id} not found`);
+    if (!event) throw EventError.notFound(id);
     const envelope = JSON.parse(event.body) as Envelope<string, Record<string, unknown>>;
     const deliveries = await this.deliveries.listForEvent(storeId, id);
     return { ...envelope, deliveries: deliveries.map((row) => DeliveryResponse.of(row)) };

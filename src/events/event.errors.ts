@@ -1,0 +1,35 @@
+import { DomainError, DomainErrorKind } from '../common/domain-error';
+
+export enum EventErrorCode {
+  UnknownType = 'unknown_event_type',
+  InvalidData = 'invalid_event_data',
+  StoreNotFound = 'store_not_found',
+  NotFound = 'event_not_found',
+}
+
+/**
+ * What publishing or reading an event can refuse. `EventPublisher` throws it to other Nest
+ * modules, which catch it by class and `code`; over HTTP the filter maps its kind to a status.
+ */
+export class EventError extends DomainError<EventErrorCode> {
+  private constructor(code: EventErrorCode, kind: DomainErrorKind, message: string, problems?: string[]) {
+    super(code, kind, message, problems);
+  }
+
+  static unknownType(): EventError {
+    return new EventError(EventErrorCode.UnknownType, DomainErrorKind.Invalid, 'type must be one of the event types of GET /event-types');
+  }
+
+  /** `problems` names each field of `data` that breaks its type's shape. */
+  static invalidData(problems: string[]): EventError {
+    return new EventError(EventErrorCode.InvalidData, DomainErrorKind.Invalid, problems.join('; '), problems);
+  }
+
+  static storeNotFound(storeId: string): EventError {
+    return new EventError(EventErrorCode.StoreNotFound, DomainErrorKind.NotFound, `Store ${storeId} not found`);
+  }
+
+  static notFound(id: string): EventError {
+    return new EventError(EventErrorCode.NotFound, DomainErrorKind.NotFound, `Event ${id} not found`);
+  }
+}
