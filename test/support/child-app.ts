@@ -14,8 +14,10 @@ export interface ChildExit {
 }
 
 export interface ChildAppOptions {
-  /** The database to run on (a test database's URL). */
-  databaseUrl: string;
+  /** The database to run on (a test database's URL); without one, the embedded PostgreSQL in env.DATA_DIR. */
+  databaseUrl?: string;
+  /** Start it as the leader of a process group of its own, as a shell does a foreground job. */
+  ownProcessGroup?: boolean;
   /** A label for the log file name. */
   name?: string;
   /** Environment variables, as an operator would set them. */
@@ -73,8 +75,9 @@ export class ChildApp {
         ADMIN_API_KEY: ADMIN_KEY,
         SECRET_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
         ...options.env,
-        DATABASE_URL: options.databaseUrl,
+        ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
       },
+      detached: options.ownProcessGroup ?? false,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout.on('data', (chunk: Buffer) => log.write(chunk));
@@ -122,6 +125,11 @@ export class ChildApp {
 
   async kill(signal: NodeJS.Signals): Promise<void> {
     if (!this.exitInfo) this.child.kill(signal);
+  }
+
+  /** Signals its whole process group, as Ctrl+C in a terminal does (needs `ownProcessGroup`). */
+  killGroup(signal: NodeJS.Signals): void {
+    if (!this.exitInfo) process.kill(-this.child.pid!, signal);
   }
 
   /** Waits for the process to end; fails at the deadline (the process is then SIGKILLed). */
