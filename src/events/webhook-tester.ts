@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { DeliveryRepository } from '../dispatch/delivery.repository';
-import { outcomeOf } from '../dispatch/dispatcher';
+import { outcomeOf } from '../dispatch/attempt-runner';
 import { WebhookSender } from '../dispatch/webhook-sender';
 import { SecretCipher } from '../webhooks/secret-cipher';
 import { WebhookRepository } from '../webhooks/webhook.repository';
