@@ -140,6 +140,8 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     this.claimRound = this.claimRounds().finally(() => {
       this.claiming = false;
       this.claimRound = undefined;
+      // Sends that ended while this round was finishing asked for a claim it could no longer take.
+      if (this.claimRequested && !this.workWaiting && this.inFlight.room >= this.refillMin) this.wake();
     });
   }
 

@@ -1,0 +1,171 @@
+import type { AppConfig } from '../config/app-config';
+import type { PgNotifier } from '../database/pg-notifier';
+import type { Metrics } from '../observability/metrics';
+import type { SecretCipher } from '../webhooks/secret-cipher';
+import type { AttemptOutcome, ClaimedDelivery, DeliveryRepository, EndpointLimits } from './delivery.repository';
+import { Dispatcher } from './dispatcher';
+import type { SendResult, WebhookSender } from './webhook-sender';
+
+const CONFIG = {
+  runsWorker: true,
+  deliveryTimeoutMs: 1_000,
+  leaseMarginMs: 1_000,
+  dispatchConcurrency: 8,
+  endpointConcurrency: 2,
+  retryScheduleMs: [0, 1_000],
+  shutdownTimeoutMs: 200,
+} as unknown as AppConfig;
+
+let sequence = 0;
+function claimed(webhookId: string): ClaimedDelivery {
+  sequence++;
+  return {
+    id: `del_${sequence}`,
+    eventId: `evt_${sequence}`,
+    webhookId,
+    attemptNumber: 1,
+    cycleAttempt: 1,
+    body: '{}',
+    url: `https://${webhookId}.test/`,
+    secretSealed: 'sealed',
+    webhookActive: true,
+    lockedCount: 0,
+  };
+}
+
+const OK: SendResult = { startedAt: new Date(), durationMs: 1, statusCode: 200, error: null, responseBody: null, succeeded: true };
+
+/** A database of due deliveries, claimed as DeliveryRepository.claimDue does (limit and per-endpoint slots). */
+class FakeRepository {
+  due: ClaimedDelivery[] = [];
+  claims: Array<{ limit: number; limits: EndpointLimits }> = [];
+  recorded: AttemptOutcome[] = [];
+  released: string[] = [];
+  failClaims = 0;
+
+  async claimDue(limit: number, _leaseMs: number, _token: string, limits: EndpointLimits): Promise<ClaimedDelivery[]> {
+    this.claims.push({ limit, limits: structuredClone(limits) });
+    if (this.failClaims > 0) {
+      this.failClaims--;
+      throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    }
+    const taken: ClaimedDelivery[] = [];
+    const perEndpoint = new Map(limits.partial.map((p) => [p.webhookId, p.available]));
+    const locked = Math.min(limit, this.due.length);
+    for (const delivery of this.due.slice(0, locked)) {
+      if (limits.excluded.includes(delivery.webhookId)) continue;
+      const available = perEndpoint.get(delivery.webhookId) ?? limits.perEndpoint;
+      if (available <= 0) continue;
+      perEndpoint.set(delivery.webhookId, available - 1);
+      taken.push(delivery);
+    }
+    this.due = this.due.filter((d) => !taken.includes(d));
+    return taken.map((d) => ({ ...d, lockedCount: locked }));
+  }
+  async recordOutcomes(outcomes: AttemptOutcome[]) {
+    this.recorded.push(...outcomes);
+    return [];
+  }
+  async nextDueAt() {
+    return null;
+  }
+  async releaseLeases(ids: string[]) {
+    this.released.push(...ids);
+  }
+}
+
+async function until(condition: () => boolean, deadlineMs = 2_000): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('Dispatcher', () => {
+  let repository: FakeRepository;
+  let answers: Array<(result: SendResult) => void>;
+  let hang: boolean;
+  let dispatcher: Dispatcher;
+
+  beforeEach(() => {
+    repository = new FakeRepository();
+    answers = [];
+    hang = false;
+    const sender = {
+      send: () => (hang ? new Promise<SendResult>((resolve) => answers.push(resolve)) : Promise.resolve(OK)),
+    } as unknown as WebhookSender;
+    const counter = { inc: () => undefined, observe: () => undefined };
+    const metrics = { deliveryAttempts: counter, deliveryAttemptDuration: counter, deliveriesFinished: counter } as unknown as Metrics;
+    const notifier = { listen: () => undefined, onReconnect: () => undefined } as unknown as PgNotifier;
+    const cipher = { decrypt: () => 'whsec_test' } as unknown as SecretCipher;
+    dispatcher = new Dispatcher(CONFIG, repository as unknown as DeliveryRepository, sender, cipher, notifier, metrics);
+  });
+
+  afterEach(async () => {
+    for (const answer of answers) answer(OK);
+    await dispatcher.beforeApplicationShutdown();
+  });
+
+  it('claims due deliveries when woken, sends each and records its outcome', async () => {
+    repository.due = [claimed('a'), claimed('b'), claimed('c')];
+    dispatcher.onApplicationBootstrap();
+    await until(() => repository.recorded.length === 3);
+    expect(repository.recorded.every((o) => o.status === 'succeeded')).toBe(true);
+    expect(repository.claims[0].limit).toBe(CONFIG.dispatchConcurrency);
+  });
+
+  it('never claims more for an endpoint than its share of the slots, so a slow one cannot take them all', async () => {
+    hang = true;
+    repository.due = [claimed('slow'), claimed('slow'), claimed('slow'), claimed('slow'), claimed('fast')];
+    dispatcher.onApplicationBootstrap();
+    await until(() => answers.length === 3);
+    dispatcher.wake();
+    await until(() => repository.claims.length >= 2);
+    const last = repository.claims.at(-1)!;
+    expect(last.limits.excluded).toEqual(['slow']);
+    expect(last.limits.partial).toEqual([{ webhookId: 'fast', available: 1 }]);
+    expect(repository.due.map((d) => d.webhookId)).toEqual(['slow', 'slow']);
+  });
+
+  it('claims again at once when a claim was full', async () => {
+    repository.due = Array.from({ length: 20 }, (_, i) => claimed(`wh_${i}`));
+    dispatcher.onApplicationBootstrap();
+    await until(() => repository.recorded.length === 20);
+    expect(repository.claims.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('backs off after a failed claim and claims again once the database answers', async () => {
+    repository.failClaims = 2;
+    repository.due = [claimed('a')];
+    dispatcher.onApplicationBootstrap();
+    await until(() => repository.claims.length === 1);
+    dispatcher.wake();
+    dispatcher.wake();
+    expect(repository.claims).toHaveLength(1);
+    await until(() => repository.recorded.length === 1, 3_000);
+    expect(repository.claims).toHaveLength(3);
+  });
+
+  it('offers a publish its free slots only while no claim is under way, and sends what the publish leased', async () => {
+    dispatcher.onApplicationBootstrap();
+    await until(() => repository.claims.length === 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const offer = dispatcher.offerSlots();
+    expect(offer).toMatchObject({ limit: CONFIG.dispatchConcurrency, perEndpoint: 2 });
+    // One hand-off at a time, and claims wait for it.
+    expect(dispatcher.offerSlots()).toBeUndefined();
+    dispatcher.takeHandOff([claimed('leased')]);
+    await until(() => repository.recorded.length === 1);
+    expect(repository.recorded[0].deliveryId).toMatch(/^del_/);
+  });
+
+  it('on shutdown, gives back the claims whose attempts did not finish in time', async () => {
+    hang = true;
+    repository.due = [claimed('a')];
+    dispatcher.onApplicationBootstrap();
+    await until(() => answers.length === 1);
+    await dispatcher.beforeApplicationShutdown();
+    expect(repository.released).toHaveLength(1);
+  });
+});
