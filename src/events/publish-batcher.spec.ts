@@ -4,7 +4,7 @@ import type { EventRepository, NewEvent } from './event.repository';
 import { PublishBatcher } from './publish-batcher';
 
 function event(id: string, storeId = 'st_default'): NewEvent {
-  return { id, storeId, type: 'order.created', body: `{"id":"${id}"}`, createdAt: new Date() } as NewEvent;
+  return { id, storeId, type: 'order.created', body: `{"id":"${id}"}`, createdAt: new Date() };
 }
 
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
