@@ -1,0 +1,117 @@
+import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database';
+import { dataSourceOptions } from '../database/data-source-options';
+import { runMigrationsLocked } from '../database/run-migrations';
+import { DeliveryRepository, INTERRUPTED_ATTEMPT_ERROR, type AttemptOutcome } from './delivery.repository';
+
+const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100 };
+
+/** The statements that decide who sends what, against a real PostgreSQL. */
+describe('DeliveryRepository', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let pool: Pool;
+  let repository: DeliveryRepository;
+  let sequence = 0;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
+    await runMigrationsLocked(dataSource);
+    pool = new Pool({ connectionString: db.url, max: 2 });
+    repository = new DeliveryRepository(dataSource, pool);
+    await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ('evt_1', 'st_default', 'order.created', '{"id":"evt_1"}')`);
+    for (const id of ['wh_a', 'wh_b']) {
+      await db.query(
+        `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted) VALUES ($1, 'st_default', $1, 'https://x.test/', '{order.created}', 'sealed')`,
+        [id],
+      );
+    }
+  });
+
+  afterAll(async () => {
+    await pool.end();
+    await dataSource.destroy();
+    await db.drop();
+  });
+
+  beforeEach(() => db.query('DELETE FROM deliveries'));
+
+  async function due(webhookId: string, count = 1): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const id = `del_${++sequence}`;
+      await db.query(
+        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+         VALUES ($1, 'st_default', 'evt_1', $2, 'order.created', now() - make_interval(secs => $3))`,
+        [id, webhookId, 100 - sequence / 1000],
+      );
+      ids.push(id);
+    }
+    return ids;
+  }
+
+  it('claims due deliveries with what sending needs, leases them, and never hands the same one out twice', async () => {
+    await due('wh_a', 3);
+    const [first, second] = await Promise.all([
+      repository.claimDue(2, 10_000, 'lease-1', NO_LIMITS),
+      repository.claimDue(2, 10_000, 'lease-2', NO_LIMITS),
+    ]);
+    const ids = [...first, ...second].map((d) => d.id);
+    expect(new Set(ids).size).toBe(3);
+    expect(first[0] ?? second[0]).toMatchObject({ body: '{"id":"evt_1"}', url: 'https://x.test/', attemptNumber: 1, cycleAttempt: 1 });
+    expect(await repository.claimDue(10, 10_000, 'lease-3', NO_LIMITS)).toEqual([]);
+  });
+
+  it('leaves a full endpoint’s deliveries alone and takes only the free slots of a busy one', async () => {
+    await due('wh_a', 3);
+    await due('wh_b', 3);
+    const claimed = await repository.claimDue(10, 10_000, 'lease', {
+      excluded: ['wh_a'],
+      partial: [{ webhookId: 'wh_b', available: 2 }],
+      perEndpoint: 4,
+    });
+    expect(claimed.map((d) => d.webhookId)).toEqual(['wh_b', 'wh_b']);
+  });
+
+  it('records an attempt and the decision only for the worker that holds the lease', async () => {
+    const [id] = await due('wh_a');
+    await repository.claimDue(1, 10_000, 'mine', NO_LIMITS);
+    const outcome = (token: string): AttemptOutcome => ({
+      deliveryId: id,
+      leaseToken: token,
+      attempt: { number: 1, startedAt: new Date(), durationMs: 5, statusCode: 500, error: 'HTTP 500', responseBody: 'no' },
+      status: 'pending',
+      retryDelayMs: 1_000,
+      decidedAt: Date.now(),
+      lastStatusCode: 500,
+      lastError: 'HTTP 500',
+    });
+    expect(await repository.recordOutcomes([outcome('not-mine')])).toEqual([]);
+    const [scheduled] = await repository.recordOutcomes([outcome('mine')]);
+    expect(scheduled.deliveryId).toBe(id);
+    expect(scheduled.dueAt).toBeGreaterThan(Date.now() + 500);
+    const [row] = await db.query<{ status: string; lease_token: string | null; last_error: string }>(
+      'SELECT status, lease_token, last_error FROM deliveries WHERE id = $1',
+      [id],
+    );
+    expect(row).toEqual({ status: 'pending', lease_token: null, last_error: 'HTTP 500' });
+    expect(await repository.attemptsOf(id)).toEqual([expect.objectContaining({ number: 1, statusCode: 500, error: 'HTTP 500' })]);
+  });
+
+  it('records the attempt of a worker that died mid-attempt as interrupted when its lease is claimed again', async () => {
+    const [id] = await due('wh_a');
+    await repository.claimDue(1, 0, 'dead-worker', NO_LIMITS);
+    const [again] = await repository.claimDue(1, 10_000, 'next-worker', NO_LIMITS);
+    expect(again).toMatchObject({ id, attemptNumber: 2 });
+    expect(await repository.attemptsOf(id)).toEqual([expect.objectContaining({ number: 1, error: INTERRUPTED_ATTEMPT_ERROR })]);
+  });
+
+  it('gives unattempted claims back, due at once for any worker', async () => {
+    const [id] = await due('wh_a');
+    await repository.claimDue(1, 60_000, 'leaving', NO_LIMITS);
+    await repository.releaseLeases([id], 'leaving');
+    expect(await repository.claimDue(1, 10_000, 'other', NO_LIMITS)).toEqual([expect.objectContaining({ id, attemptNumber: 1 })]);
+  });
+});

@@ -1,0 +1,96 @@
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../config/app-config';
+import { UrlPolicy } from '../webhooks/url-policy';
+import { RESPONSE_EXCERPT_BYTES, WebhookSender } from './webhook-sender';
+
+const SECRET = 'whsec_test-secret';
+const BODY = '{"id":"evt_1","type":"order.created","timestamp":"2026-11-25T10:00:00.000Z","data":{}}';
+
+interface Seen {
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+describe('WebhookSender', () => {
+  let server: Server;
+  let base: string;
+  let seen: Seen[];
+  let respond: (res: ServerResponse) => void;
+  let sender: WebhookSender;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        seen.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        respond(res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const config = loadConfig({ DELIVERY_TIMEOUT_MS: '500' }).with({ allowHttpUrls: true, allowPrivateNetworks: true });
+    sender = new WebhookSender(config, new UrlPolicy(config));
+  });
+
+  beforeEach(() => {
+    seen = [];
+    respond = (res) => res.writeHead(200).end('ok');
+  });
+
+  afterAll(async () => {
+    await sender.onApplicationShutdown();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('POSTs the body as it is, signed over its timestamp, with the event id and a User-Agent', async () => {
+    const result = await sender.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET });
+    expect(result).toMatchObject({ succeeded: true, statusCode: 200, error: null, responseBody: 'ok' });
+    const [{ headers, body }] = seen;
+    expect(body).toBe(BODY);
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['x-webhook-id']).toBe('evt_1');
+    expect(headers['user-agent']).toMatch(/^Hookline-Webhook\/1\.0 \(\+.+\)$/);
+    const timestamp = String(headers['x-webhook-timestamp']);
+    expect(Math.abs(Number(timestamp) - Date.now())).toBeLessThan(5_000);
+    const expected = createHmac('sha256', SECRET).update(`${timestamp}.${BODY}`).digest('hex');
+    expect(headers['x-webhook-signature']).toBe(`sha256=${expected}`);
+  });
+
+  it('fails an attempt answered with a non-2xx status and keeps at most 4 KiB of the answer', async () => {
+    respond = (res) => res.writeHead(503).end('x'.repeat(RESPONSE_EXCERPT_BYTES * 2));
+    const result = await sender.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET });
+    expect(result).toMatchObject({ succeeded: false, statusCode: 503, error: 'HTTP 503' });
+    expect(result.responseBody).toHaveLength(RESPONSE_EXCERPT_BYTES);
+  });
+
+  it('does not follow a redirect', async () => {
+    respond = (res) => res.writeHead(302, { Location: `${base}/elsewhere` }).end();
+    const result = await sender.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET });
+    expect(result.succeeded).toBe(false);
+    expect(result.error).toMatch(/redirect 302 not followed/);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('fails an attempt that outlives its time limit', async () => {
+    respond = () => undefined;
+    const result = await sender.send({ url: `${base}/hang`, eventId: 'evt_1', body: BODY, secret: SECRET }, 200);
+    expect(result.succeeded).toBe(false);
+    expect(result.statusCode).toBeNull();
+    expect(result.durationMs).toBeGreaterThanOrEqual(190);
+    expect(result.error).toMatch(/time/i);
+  });
+
+  it('fails an attempt whose connection is refused', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const result = await sender.send({ url: `http://127.0.0.1:${port}/`, eventId: 'evt_1', body: BODY, secret: SECRET });
+    expect(result).toMatchObject({ succeeded: false, statusCode: null });
+    expect(result.error).toBeTruthy();
+  });
+});
