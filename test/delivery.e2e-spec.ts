@@ -6,7 +6,7 @@ import { createWebhook, delivery, deliveriesOf, orderData, publish } from './sup
 import { Receiver } from './support/receiver';
 
 /**
- * Sending (CONTRACT §7) with the default retry schedule 0,1000,4000 against a real receiver on
+ * Sending with the default retry schedule 0,1000,4000 against a real receiver on
  * 127.0.0.1: what arrives, byte for byte, and when.
  */
 describe('delivery to a real receiver', () => {

@@ -14,9 +14,9 @@ import { LastRun } from './support/property-runs';
 import { Receiver } from './support/receiver';
 
 /**
- * Hostile clients (issue 7, item 5): thousands of random and malformed requests to every
- * management route of CONTRACT §4–§7, with a valid key. Never a 5xx; every error in the one shape
- * of CONTRACT §3 with a JSON content type; a refused request changes no row of any table; an
+ * Hostile clients: thousands of random and malformed requests to every
+ * management route of the API, with a valid key. Never a 5xx; every error in the one shape
+ * of the API with a JSON content type; a refused request changes no row of any table; an
  * accepted write is complete. Then the rate limit (429 + Retry-After) and the security headers.
  */
 
@@ -104,7 +104,7 @@ async function snapshot(t: TestApp): Promise<Record<string, string>> {
   return row;
 }
 
-/** CONTRACT §3: `{statusCode, error, message}` and nothing else, as JSON, no stack, no HTML. */
+/** `{statusCode, error, message}` and nothing else, as JSON, no stack, no HTML. */
 function expectErrorShape(req: Sent, answer: Answer): void {
   const where = `${req.method} ${req.path} → ${answer.status} ${answer.body.slice(0, 300)}`;
   expect({ where, contentType: answer.headers['content-type'] }).toEqual({

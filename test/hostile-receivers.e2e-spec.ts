@@ -7,7 +7,7 @@ import { createWebhook, delivery, deliveriesOf, DeliveryView, orderData, publish
 import { Receiver } from './support/receiver';
 
 /**
- * Receivers that misbehave on purpose (issue 7, item 4), each a real server on 127.0.0.1: every
+ * Receivers that misbehave on purpose, each a real server on 127.0.0.1: every
  * such answer is one failed (or, for a 2xx, cut short) attempt with a clear error, the sender
  * never reads more than 4 KiB, memory stays bounded, and a healthy endpoint keeps getting its
  * deliveries at once meanwhile. One attempt per delivery (RETRY_SCHEDULE_MS=0) and a 2 s time

@@ -10,7 +10,7 @@ import { orderData } from './support/fixtures';
 import { Receiver } from './support/receiver';
 
 /**
- * Secrets (issue 7, item 8; CONTRACT §4, §5): a full scenario against Hookline running as a child
+ * Secrets: a full scenario against Hookline running as a child
  * process with LOG_LEVEL=debug, so that its whole stdout and stderr (pino's JSON lines, Nest's
  * bootstrap, anything printed) is captured in a file, plus every API answer, body and headers.
  * No signing secret and no API key text may appear anywhere except in the one answer that shows

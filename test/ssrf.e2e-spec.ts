@@ -7,7 +7,7 @@ import { expectError, expectJson, fakeResolver, rowCounts } from './support/expe
 import { createWebhook, delivery, deliveriesOf, orderData, publish } from './support/fixtures';
 
 /**
- * SSRF end to end with ALLOW_PRIVATE_NETWORKS=false (issue 7, item 6; CONTRACT §5): registration
+ * SSRF end to end with ALLOW_PRIVATE_NETWORKS=false: registration
  * refuses every notation of a non-public address and every name that resolves to one; and a name
  * that was public at registration but points at 127.0.0.1 when the delivery goes out (DNS
  * rebinding, played by a fake resolver whose answer changes) is refused before any connection is

@@ -8,7 +8,7 @@ import { LastRun } from './support/property-runs';
 import { Receiver } from './support/receiver';
 
 /**
- * Store isolation as a property (issue 7, item 7; CONTRACT §4): four stores (st_default and
+ * Store isolation as a property: four stores (st_default and
  * three created through the API) with endpoints, events, deliveries and keys each. fast-check
  * picks a store's key and another store's ids, filters and cursors, and tries every route with
  * them. Always 404 (403 on the platform routes, which need stores:write whatever the id) or a page

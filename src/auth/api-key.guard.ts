@@ -8,7 +8,7 @@ import type { Scope } from './scopes';
 
 /**
  * Global guard: 401 when X-API-Key is missing, unknown or revoked; 403 when the key lacks a scope
- * the route requires (CONTRACT §3). Routes must say which: @RequireScopes(...) or @Public().
+ * the route requires. Routes must say which: @RequireScopes(...) or @Public().
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {

@@ -13,7 +13,7 @@ const SWEEP_INTERVAL_MS = 60_000;
  * A fixed-window counter per key: O(1) a request. @nestjs/throttler 6.7's in-memory storage keeps
  * the expiry time of every hit of the window and filters that list on each request, so its cost
  * grows with RATE_LIMIT_PER_MINUTE (and without blocking it spreads the list into Math.min, which
- * throws past about 125,000 hits; bench/README.md). A fixed window lets a client send up to twice
+ * throws past about 125,000 hits). A fixed window lets a client send up to twice
  * the limit across a window boundary, which is the usual price of this shape.
  */
 export class FixedWindowThrottlerStorage implements ThrottlerStorage {

@@ -140,7 +140,7 @@ export function CountField(options: FieldOptions<number> & { minimum?: number })
   return field(options, { type: 'integer', description: options.description, minimum }, (value) => integerProblem(value, minimum));
 }
 
-/** A money amount: a non-negative integer in minor currency units (CONTRACT §2). */
+/** A money amount: a non-negative integer in minor currency units. */
 export function AmountField(options: FieldOptions<number>) {
   return field(options, { type: 'integer', description: options.description, minimum: 0 }, (value) => integerProblem(value, 0));
 }
@@ -174,7 +174,7 @@ export function EnumField<const V extends string>(options: FieldOptions<V> & { v
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** An ISO 8601 UTC timestamp with milliseconds, as everywhere in Hookline (CONTRACT §2). */
+/** An ISO 8601 UTC timestamp with milliseconds, as everywhere in Hookline. */
 export function TimestampField(options: FieldOptions<string>) {
   return field(options, { type: 'string', description: options.description, format: 'date-time' }, (value) => {
     if (typeof value !== 'string') return 'must be a string';

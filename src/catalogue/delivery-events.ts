@@ -1,6 +1,6 @@
 import { CountField, EnumField, IdField, ObjectListField, TextField, TimestampField } from './data-shape';
 
-/** `data` of delivery.completed: the seed's delivery shape (§2.3). */
+/** `data` of delivery.completed: the platform's delivery shape. */
 export class DeliveryEventData {
   @IdField({ description: 'Identifier of the order delivered.', example: 'ord_8c2f41d7' })
   orderId: string;

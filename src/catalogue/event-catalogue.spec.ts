@@ -15,7 +15,7 @@ import {
   validateEventData,
 } from './event-catalogue';
 
-/** The seed's §6 table, copied verbatim: category, type, "Fires when". */
+/** The platform's table of event types, copied verbatim: category, type, "Fires when". */
 const SEED_TABLE: ReadonlyArray<readonly [string, string, string]> = [
   ['Orders', 'order.created', 'A new order is placed.'],
   ['Orders', 'order.updated', 'Order details are modified.'],
@@ -37,7 +37,7 @@ const SEED_TABLE: ReadonlyArray<readonly [string, string, string]> = [
   ['Deliveries', 'delivery.failed', 'A delivery attempt fails.'],
 ];
 
-/** The seed's four shown `data` shapes (§2.3), field by field. */
+/** The platform's four given `data` shapes, field by field. */
 const SEED_SHAPES: Partial<Record<EventType, string[]>> = {
   'order.created': ['id', 'orderNumber', 'status', 'total', 'currency'],
   'payment.received': ['orderId', 'orderNumber', 'amount', 'currency', 'paymentMethod', 'status'],
@@ -55,19 +55,19 @@ function example(type: EventType, changes: Data = {}): Data {
 }
 
 describe('the event catalogue', () => {
-  it("has exactly the seed's 18 event types, in the seed's order", () => {
+  it("has exactly the platform's 18 event types, in its order", () => {
     expect(EVENT_TYPES).toEqual(SEED_TABLE.map(([, type]) => type));
     expect(Object.keys(EVENT_CATALOGUE)).toEqual(EVENT_TYPES);
   });
 
-  it("puts each type in the seed's category, among exactly the seed's 6", () => {
+  it("puts each type in its category, among exactly the platform's 6", () => {
     expect(EVENT_CATEGORIES).toEqual([...new Set(SEED_TABLE.map(([category]) => category))]);
     for (const [category, type] of SEED_TABLE) {
       expect(EVENT_CATALOGUE[type as EventType]).toMatchObject({ type, category });
     }
   });
 
-  it('describes each type with the seed\'s "Fires when"', () => {
+  it('describes each type with its "Fires when"', () => {
     for (const [, type, firesWhen] of SEED_TABLE) expect(EVENT_CATALOGUE[type as EventType].description).toBe(firesWhen);
   });
 
@@ -628,7 +628,7 @@ describe('describeCatalogue', () => {
     }
   });
 
-  it("keeps the seed's four shapes exactly", () => {
+  it("keeps the platform's four given shapes exactly", () => {
     for (const [type, fields] of Object.entries(SEED_SHAPES)) {
       const { schema } = described.find((entry) => entry.type === type)!;
       expect(Object.keys(schema.properties)).toEqual(fields);

@@ -9,14 +9,14 @@ import { TestEventData } from './test-event';
 
 export { TestEventData };
 
-/** The seed's six categories (§6), in its order. */
+/** The six categories of the platform's events, in catalogue order. */
 export const EVENT_CATEGORIES = ['Orders', 'Payments', 'Products', 'Inventory', 'Customers', 'Deliveries'] as const;
 export type EventCategory = (typeof EVENT_CATEGORIES)[number];
 
 /**
  * The one map from event type to the shape of its `data`. Everything typed per event type
  * (`EventPublisher.publish<T>(storeId, type: T, data: EventData<T>)`) goes through it, so a wrong
- * payload is a compile error (STYLE §8).
+ * payload is a compile error.
  */
 export interface EventDataMap {
   'order.created': OrderEventData;
@@ -46,7 +46,7 @@ export type EventData<T extends EventType> = EventDataMap[T];
 export interface EventDefinition<T extends EventType = EventType> {
   readonly type: T;
   readonly category: EventCategory;
-  /** When the event fires (the seed's "Fires when"). */
+  /** When the event fires ("Fires when"). */
   readonly description: string;
   /** The class declaring the `data` shape: validation, OpenAPI schema and {@link describeCatalogue}. */
   readonly dataClass: DataClass<EventData<T>>;
@@ -72,7 +72,7 @@ const product: ProductEventData = {
 const customer: CustomerEventData = { id: 'cus_5a7d0c13', email: 'ana.novak@example.com', firstName: 'Ana', lastName: 'Novak' };
 
 /**
- * The catalogue: the seed's 18 event types (§6) in its order, each with its category, when it
+ * The catalogue: the platform's 18 event types in catalogue order, each with its category, when it
  * fires, its `data` class and an example `data`. The mapped type makes leaving one out, or giving
  * one the wrong class or example, a compile error.
  */
@@ -227,7 +227,7 @@ function deepFreeze<T extends object>(value: T): T {
   return Object.freeze(value);
 }
 
-/** The 18 event types, in the seed's order. */
+/** The 18 event types, in catalogue order. */
 export const EVENT_TYPES: readonly EventType[] = Object.freeze(Object.keys(EVENT_CATALOGUE) as EventType[]);
 
 export function isEventType(value: unknown): value is EventType {

@@ -4,7 +4,7 @@ import { AmountField, CurrencyField, EnumField, IdField, TextField } from './dat
 export const ORDER_STATUSES = ['PENDING', 'CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'COMPLETED', 'CANCELLED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
-/** `data` of order.created, order.updated and order.completed: the seed's order shape (§2.3). */
+/** `data` of order.created, order.updated and order.completed: the platform's order shape. */
 export class OrderEventData {
   @IdField({ description: 'Order identifier.', example: 'ord_8c2f41d7' })
   id: string;

@@ -11,7 +11,7 @@ export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 export const PAYMENT_STATUSES = ['CAPTURED', 'PARTIALLY_REFUNDED', 'REFUNDED', 'CANCELLED'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
-/** `data` of payment.received: the seed's payment shape (§2.3). */
+/** `data` of payment.received: the platform's payment shape. */
 export class PaymentEventData {
   @IdField({ description: 'Identifier of the order paid for.', example: 'ord_8c2f41d7' })
   orderId: string;

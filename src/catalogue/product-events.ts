@@ -5,7 +5,7 @@ export const PRODUCT_STATUSES = ['DRAFT', 'ACTIVE', 'INACTIVE', 'ARCHIVED'] as c
 export type ProductStatus = (typeof PRODUCT_STATUSES)[number];
 
 /**
- * `data` of product.created, product.updated and product.deleted: the seed's product shape (§2.3),
+ * `data` of product.created, product.updated and product.deleted: the platform's product shape,
  * for product.deleted as it was last seen.
  */
 export class ProductEventData {

@@ -1,6 +1,6 @@
 import { IdField, TextField } from './data-shape';
 
-/** `data` of webhook.test, the event sent by POST /webhooks/:id/test (CONTRACT §5). */
+/** `data` of webhook.test, the event sent by POST /webhooks/:id/test. */
 export class TestEventData {
   @IdField({ description: 'Identifier of the webhook endpoint tested.', example: 'wh_01jd3v8k2m9q4r7s6t5v4w3x2y' })
   webhookId: string;

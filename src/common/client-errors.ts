@@ -13,15 +13,14 @@ const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
 /**
  * Requests that Node's HTTP parser refuses before Express sees them (headers over 16 KiB, a
  * method llhttp does not know, a malformed request line or header) get Node's default answer,
- * a bare `400 Bad Request` or `431` without a body. This answers them in the one error shape of
- * CONTRACT §3 instead, as Node's documentation of 'clientError' suggests, and closes the
+ * a bare `400 Bad Request` or `431` without a body. This answers them in the API's one error shape
+ * instead, as Node's documentation of 'clientError' suggests, and closes the
  * connection (the parser's state is lost). A CONNECT request gets a 405 the same way.
  *
  * When the bad bytes follow a good request on the same connection (say, a body sent without
  * Content-Length after a DELETE), that request, received whole, is still being answered: a 400
  * written then would reach the client as the answer to the good request, which went through
- * (found by test/hostile-clients.e2e-spec.ts: a DELETE that succeeded but read "400 Unknown HTTP
- * method"). Then the good request's answer goes out and the connection closes, without a 400.
+ * (a DELETE that succeeded would read "400 Unknown HTTP method"). Then the good request's answer goes out and the connection closes, without a 400.
  * Bad bytes inside a request's own body (a broken chunk) are that request's error: 400 at once.
  */
 export function answerClientErrorsInJson(server: Server): void {

@@ -14,7 +14,7 @@ import type { Express } from 'express';
  * answered 6,000-6,200 requests/s. Built with Express's prototypes from the start, the objects
  * need no change (Express's call then does nothing); the same bare route answered 11,100-12,800
  * requests/s, and in the benchmark Hookline ran 3 full collections, its bare route doubled, and
- * its CPU at 500 events/s fell by a fifth (bench/README.md, the sixth session). The fix is the one
+ * its CPU at 500 events/s fell by a fifth. The fix is the one
  * proposed upstream (expressjs/express#5998), with Node's `IncomingMessage` and `ServerResponse`
  * server options, which exist for it.
  *

@@ -22,7 +22,7 @@ export function jsonDepth(value: unknown, stopAt = Number.POSITIVE_INFINITY): nu
  * Refuses a parsed JSON body nested deeper than {@link MAX_JSON_DEPTH} levels with a 400
  * (body-parser's error style, so AllExceptionsFilter answers it). class-transformer and
  * class-validator walk bodies recursively: 20,000 levels, well inside 1 MiB, overflowed the
- * stack into a 500 (found by test/hostile-clients.e2e-spec.ts).
+ * stack into a 500.
  */
 export function rejectDeepJson(req: Request, _res: Response, next: NextFunction): void {
   if (req.body !== null && typeof req.body === 'object' && jsonDepth(req.body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {

@@ -102,9 +102,8 @@ export class PgNotifier implements OnApplicationShutdown {
   }
 
   /**
-   * One reconnection per lost client, one timer at a time: each loss used to be reported two or
-   * three times (error, end, failed connect), each report started its own retry, and a long
-   * outage multiplied the retries (test/database-outage.e2e-spec.ts).
+   * One reconnection per lost client, one timer at a time: a loss is reported two or three times
+   * (error, end, failed connect), and a retry per report would multiply over a long outage.
    */
   private lost(client: Client, error?: unknown): void {
     if (this.lostClients.has(client)) return;

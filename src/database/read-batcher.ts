@@ -8,7 +8,7 @@ interface Waiting<Q, R> {
  * Runs reads of one kind that arrive together as one statement. A read is sent at once while
  * fewer than `maxInFlight` statements are out; those that arrive while they all are wait and go
  * together in the next one (at most `maxBatch` each). At rest every statement carries a single
- * read and nothing waits; under load one round trip answers many requests (bench/README.md).
+ * read and nothing waits; under load one round trip answers many requests.
  * `run` answers the reads in the order it was given them; if it fails, every read of that
  * statement fails with its error.
  */

@@ -23,7 +23,7 @@ export class DeadlineSignal extends EventEmitter {
 /**
  * The whole-attempt time limit of every attempt in flight, on one timer. `AbortSignal.timeout()`
  * per request cost the dispatcher about 7 % of its CPU (a timer, a DOMException and undici's
- * EventTarget bookkeeping each; bench/README.md); with thousands of attempts a second, one sweep
+ * EventTarget bookkeeping each); with thousands of attempts a second, one sweep
  * every 20 ms over the few hundred in flight is far cheaper, at the price of firing up to 20 ms late.
  */
 export class AttemptDeadlines {

@@ -2,7 +2,7 @@
 export type RetryDecision = { status: 'succeeded' } | { status: 'pending'; delayMs: number } | { status: 'failed' };
 
 /**
- * CONTRACT §7 with RETRY_SCHEDULE_MS = [d1, d2, …, dn]: a cycle has n attempts, attempt k+1 goes
+ * With RETRY_SCHEDULE_MS = [d1, d2, …, dn]: a cycle has n attempts, attempt k+1 goes
  * out d(k+1) ms after attempt k failed; after the n-th failure the delivery is `failed`.
  * `cycleAttempt` is the number (1-based) of the attempt just made in the current cycle.
  */

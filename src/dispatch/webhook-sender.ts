@@ -5,7 +5,7 @@ import { UrlPolicy } from '../webhooks/url-policy';
 import { AttemptDeadlines, type DeadlineSignal } from './attempt-deadlines';
 import { signPayload } from './signature';
 
-/** At most this much of a response body is read and kept (CONTRACT §7). */
+/** At most this much of a response body is read and kept. */
 export const RESPONSE_EXCERPT_BYTES = 4096;
 
 export interface SendRequest {
@@ -26,8 +26,8 @@ export interface SendResult {
 }
 
 /**
- * One signed POST of an envelope (CONTRACT §7). undici, not axios: see bench/README.md for the
- * measurement. One keep-alive pool per origin, a connect-time `lookup` that only hands out
+ * One signed POST of an envelope, with undici (a fraction of axios's CPU per request: see
+ * docs/decisions.md). One keep-alive pool per origin, a connect-time `lookup` that only hands out
  * addresses the URL policy accepts (so the socket goes to the address that was checked), no
  * redirects followed, one time limit on the whole attempt, at most 4 KiB of the answer read.
  */
@@ -80,10 +80,9 @@ export class WebhookSender implements OnApplicationShutdown {
       } else if (!succeeded) {
         error = `HTTP ${statusCode}`;
       } else if (answer.failure) {
-        // A 2xx acknowledges only as a whole answer within the attempt's time limit (CONTRACT §1
-        // "one attempt's whole time limit"): a body that trickles past it or is cut off by the
-        // receiver fails the attempt (a retry may duplicate, which at-least-once allows; a lost
-        // event it does not). Measured in test/hostile-receivers.e2e-spec.ts.
+        // A 2xx acknowledges only as a whole answer within the attempt's time limit: a body that
+        // trickles past it or is cut off by the receiver fails the attempt (a retry may duplicate,
+        // which at-least-once allows; a lost event it does not).
         succeeded = false;
         error = `${describeBodyFailure(answer.failure.error, signal, timeoutMs)} (HTTP ${statusCode}, ${answer.received} bytes received)`;
       }
@@ -99,7 +98,7 @@ export class WebhookSender implements OnApplicationShutdown {
    * The POST itself, through undici's `dispatch` with {@link AnswerCollector} rather than
    * `request`: no response stream and no async iterator for an answer of a few bytes. Per request
    * that took the client from 44 to 32 µs of CPU in the benchmark's client comparison, and the
-   * stream machinery was a fifth of what the dispatcher allocated (bench/README.md).
+   * stream machinery was a fifth of what the dispatcher allocated.
    */
   private post(url: ParsedTarget, target: SendRequest, timestamp: string, signal: DeadlineSignal): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {

@@ -14,7 +14,7 @@ const LOGGED_QUERY_PARAMETERS = new Set(['limit', 'cursor', 'isActive', 'event',
 /**
  * The request URL as logged: the path, and the query with the value of every parameter the API
  * does not take replaced, so that a key or token a client puts in the URL (`?api_key=hlk_…`)
- * never reaches the log (found by test/secrets.e2e-spec.ts).
+ * never reaches the log.
  */
 export function loggedUrl(url: string): string {
   const mark = url.indexOf('?');
@@ -59,8 +59,7 @@ const UNLOGGED = /^\/(health|metrics)\b/;
  * Lines go to stdout synchronously: a `write` per line on the main thread, so a line logged is a
  * line written, also when the process dies right after. pino's default (sonic-boom, asynchronous)
  * hands each line to libuv's thread pool when no write is under way, which at a few hundred
- * requests a second is one thread hand-off per request; in the benchmark's 500 events/s phase it
- * cost Hookline 0.9-2.7 s more CPU in five of six paired runs (bench/README.md). A stdout whose
+ * requests a second is one thread hand-off per request, measurably more CPU. A stdout whose
  * reader stalls now slows the process instead of growing an unbounded buffer in it.
  */
 function rootLogger(config: AppConfig): PinoLogger {
@@ -84,7 +83,7 @@ function rootLogger(config: AppConfig): PinoLogger {
  * `res.statusCode`, `responseTime` in ms, "request completed" (warn for 4xx), "request errored"
  * (5xx) or "request aborted". Not pino-http itself: it builds two child loggers and serializes
  * the request up front for each request, which cost about a quarter of the API's throughput in
- * the benchmark (bench/README.md).
+ * the benchmark.
  */
 export function requestLogging(logger: PinoLogger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {

@@ -11,7 +11,7 @@ import { Metrics } from './metrics';
 export class MetricsController {
   constructor(private readonly metrics: Metrics) {}
 
-  /** Prometheus text exposition; no API key (CONTRACT §1). */
+  /** Prometheus text exposition; no API key. */
   @Get(['metrics', `${API_PREFIX}/metrics`])
   @Header('Cache-Control', 'no-store')
   async scrape(@Res() res: Response): Promise<void> {

@@ -37,7 +37,7 @@ function header(headers: HeaderBag, name: string): string | undefined {
 }
 
 /**
- * For receivers: checks a delivery before anything acts on it (seed §5.2) and returns its envelope.
+ * For receivers: checks a delivery before anything acts on it and returns its envelope.
  *
  * The signature is `sha256=` + hex HMAC-SHA256, keyed with the whole `whsec_…` secret, over
  * `<X-Webhook-Timestamp>.<raw body>`: the body exactly as received, before any JSON parsing. It is

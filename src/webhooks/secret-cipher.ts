@@ -29,7 +29,7 @@ export class SecretCipher {
   }
 }
 
-/** A new signing secret: `whsec_` and 32 random bytes in base64url (CONTRACT §5). */
+/** A new signing secret: `whsec_` and 32 random bytes in base64url. */
 export function generateSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }

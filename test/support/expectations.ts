@@ -2,9 +2,9 @@ import { STATUS_CODES } from 'node:http';
 import type { TestApp } from './app';
 import type { TestDatabase } from './database';
 
-/** ISO 8601 UTC with milliseconds (CONTRACT §2). */
+/** ISO 8601 UTC with milliseconds. */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-/** `whsec_` and at least 32 random bytes in base64url (CONTRACT §5). */
+/** `whsec_` and at least 32 random bytes in base64url. */
 export const SECRET = /^whsec_[A-Za-z0-9_-]{43,}$/;
 
 export function idOf(prefix: 'st' | 'wh' | 'evt' | 'del' | 'key'): RegExp {
@@ -43,7 +43,7 @@ export interface ErrorBody {
 }
 
 /**
- * Asserts the response is `status` in the one error shape (CONTRACT §3) and returns the body.
+ * Asserts the response is `status` in the one error shape and returns the body.
  * `message`: the exact text, or an entry the message array must contain.
  */
 export async function expectError(res: Response, status: number, message?: string | RegExp): Promise<ErrorBody> {

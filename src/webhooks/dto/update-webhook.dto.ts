@@ -2,7 +2,7 @@ import { PartialType } from '@nestjs/swagger';
 import { CreateWebhookDto } from './create-webhook.dto';
 
 /**
- * PUT is partial (CONTRACT §5): fields left out keep their value; at least one must be given.
+ * PUT is partial: fields left out keep their value; at least one must be given.
  * `skipNullProperties: false`: a field sent as null is validated (and refused), not skipped, so it
  * never reaches the NOT NULL columns as a 500.
  */
