@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { EVENT_CATALOGUE } from '../src/catalogue/event-catalogue';
 import { buildEnvelope } from '../src/events/envelope';
 import { EventPublisher } from '../src/events/event-publisher';
-import { EventRepository } from '../src/events/event.repository';
+import { EventRepository } from '../src/dispatch/event.repository';
 import { EventError, EventErrorCode } from '../src/events/event.errors';
 import { StoreOrdersModule } from './support/store-orders/store-orders.module';
 import { StoreOrdersService } from './support/store-orders/store-orders.service';

@@ -1,5 +1,4 @@
-import { DataSource } from 'typeorm';
-import { poolOf } from '../src/database/sql';
+import { SqlPool } from '../src/database/sql-pool';
 import type { WebhookResponse } from '../src/webhooks/dto/webhook.response';
 import { WebhookRepository, type WebhookFilter } from '../src/webhooks/webhook.repository';
 import { ADMIN_KEY, startApp, TestApp } from './support/app';
@@ -177,7 +176,7 @@ describe('two stores side by side', () => {
     for (const [storeId, filter] of reads) alone.push(await repository.page(storeId, filter));
     expect(alone.flat().length).toBeGreaterThan(reads.length);
 
-    const pool = poolOf(t.app.get(DataSource));
+    const pool = t.app.get(SqlPool);
     const statements = jest.spyOn(pool, 'query');
     try {
       const together = await Promise.all([...reads, ...reads].map(([storeId, filter]) => repository.page(storeId, filter)));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { runMigrationsLocked } from '../../src/database/run-migrations';
@@ -101,7 +101,7 @@ function repositoryOn(client: PoolClient, capture: { sql?: string; params?: unkn
       return typeof sql === 'string' ? client.query(text, values) : client.query(sql);
     },
   };
-  return new DeliveryRepository({ driver: { master: pool } } as unknown as DataSource);
+  return new DeliveryRepository({} as DataSource, pool as unknown as Pool);
 }
 
 async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: number): Promise<ClaimTiming> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { newId } from '../../src/common/ids';
-import { DELIVERIES_CHANNEL } from '../../src/dispatch/dispatcher';
+import { DELIVERIES_CHANNEL } from '../../src/dispatch/deliveries-channel';
 import { EVENT_CATALOGUE, EventType } from '../../src/catalogue/event-catalogue';
 import { buildEnvelope } from '../../src/events/envelope';
 

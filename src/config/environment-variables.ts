@@ -99,8 +99,9 @@ export class EnvironmentVariables {
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of: ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
-  @IntegerInRange(2, 200)
-  DB_POOL_SIZE = 10;
+  /** Every connection the process may open (see database/connection-budget.ts). */
+  @IntegerInRange(7, 200)
+  DB_POOL_SIZE = 15;
 
   @IntegerInRange(1, 10_000)
   DISPATCH_CONCURRENCY = 512;

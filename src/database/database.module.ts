@@ -2,10 +2,12 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { connectionBudget } from './connection-budget';
 import { dataSourceOptions } from './data-source-options';
 import { PgNotifier } from './pg-notifier';
 import { runMigrationsLocked } from './run-migrations';
 import { SettingsRepository } from './settings.repository';
+import { SqlPool } from './sql-pool';
 
 /**
  * TypeORM on PostgreSQL, one code path: the URL is a real server's (DATABASE_URL) or the embedded
@@ -18,7 +20,7 @@ import { SettingsRepository } from './settings.repository';
       inject: [AppConfig],
       useFactory: (config: AppConfig) => {
         if (!config.databaseUrl) throw new Error('no database URL: main.ts starts the embedded PostgreSQL first');
-        return { ...dataSourceOptions(config.databaseUrl, config.dbPoolSize), autoLoadEntities: true };
+        return { ...dataSourceOptions(config.databaseUrl, connectionBudget(config.dbPoolSize).orm), autoLoadEntities: true };
       },
       dataSourceFactory: async (options) => {
         const dataSource = await new DataSource(options!).initialize();
@@ -27,7 +29,7 @@ import { SettingsRepository } from './settings.repository';
       },
     }),
   ],
-  providers: [PgNotifier, SettingsRepository],
-  exports: [PgNotifier, SettingsRepository],
+  providers: [PgNotifier, SettingsRepository, SqlPool],
+  exports: [PgNotifier, SettingsRepository, SqlPool],
 })
 export class DatabaseModule {}

@@ -1,4 +1,3 @@
-import type { Pool } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 
 type Queryable = Pick<EntityManager, 'query'> | Pick<DataSource, 'query'>;
@@ -13,12 +12,4 @@ export async function rowsOf<T>(db: Queryable, sql: string, params: unknown[] = 
     return result[0] as T[];
   }
   return result as T[];
-}
-
-/**
- * The pg pool under the data source, for the dispatcher's hot statements: one call, no query
- * runner to acquire and release around it.
- */
-export function poolOf(dataSource: DataSource): Pool {
-  return (dataSource.driver as unknown as { master: Pool }).master;
 }

@@ -1,4 +1,4 @@
-import { INACTIVE_ENDPOINT_ERROR } from '../webhooks/webhook.repository';
+import { INACTIVE_ENDPOINT_ERROR } from './delivery.repository';
 import { AttemptRunner } from './attempt-runner';
 import type { ClaimedDelivery } from './delivery.repository';
 import type { SendRequest, SendResult } from './webhook-sender';

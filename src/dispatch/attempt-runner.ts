@@ -1,7 +1,6 @@
 import type { AppConfig } from '../config/app-config';
 import type { Metrics } from '../observability/metrics';
-import { INACTIVE_ENDPOINT_ERROR } from '../webhooks/webhook.repository';
-import type { AttemptOutcome, ClaimedDelivery } from './delivery.repository';
+import { INACTIVE_ENDPOINT_ERROR, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
 import { decideAfterAttempt } from './retry-policy';
 import type { SecretCache } from './secret-cache';
 import type { SendResult, WebhookSender } from './webhook-sender';

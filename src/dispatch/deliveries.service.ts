@@ -4,7 +4,7 @@ import { PgNotifier } from '../database/pg-notifier';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { DeliveryError } from './delivery.errors';
 import { DeliveryRepository } from './delivery.repository';
-import { DELIVERIES_CHANNEL } from './dispatcher';
+import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import { AttemptResponse, DeliveryDetailResponse, DeliveryResponse, RetryFailedResponse } from './dto/delivery.response';
 import type { ListDeliveriesQuery } from './dto/list-deliveries.query';
 

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrationsLocked } from '../database/run-migrations';
-import { DeliveryRepository, INTERRUPTED_ATTEMPT_ERROR, type AttemptOutcome } from './delivery.repository';
+import { DeliveryRepository, INACTIVE_ENDPOINT_ERROR, INTERRUPTED_ATTEMPT_ERROR, type AttemptOutcome } from './delivery.repository';
 
 const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100 };
 
@@ -113,5 +113,26 @@ describe('DeliveryRepository', () => {
     await repository.claimDue(1, 60_000, 'leaving', NO_LIMITS);
     await repository.releaseLeases([id], 'leaving');
     expect(await repository.claimDue(1, 10_000, 'other', NO_LIMITS)).toEqual([expect.objectContaining({ id, attemptNumber: 1 })]);
+  });
+
+  it('ends the waiting deliveries of an endpoint made inactive, in the caller’s transaction, and leaves claimed ones to their worker', async () => {
+    const [waiting, claimed] = await due('wh_a', 2);
+    const [other] = await due('wh_b');
+    await db.query(`UPDATE deliveries SET lease_token = 'busy' WHERE id = $1`, [claimed]);
+
+    await dataSource
+      .transaction(async (manager) => {
+        await repository.failWaiting(manager, 'wh_a');
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    const statusOf = async (id: string) =>
+      (await db.query<{ status: string; last_error: string | null }>('SELECT status, last_error FROM deliveries WHERE id = $1', [id]))[0];
+    expect(await statusOf(waiting)).toEqual({ status: 'pending', last_error: null });
+
+    await dataSource.transaction((manager) => repository.failWaiting(manager, 'wh_a'));
+    expect(await statusOf(waiting)).toEqual({ status: 'failed', last_error: INACTIVE_ENDPOINT_ERROR });
+    expect(await statusOf(claimed)).toEqual({ status: 'pending', last_error: null });
+    expect(await statusOf(other)).toEqual({ status: 'pending', last_error: null });
   });
 });

@@ -1,9 +1,9 @@
-import { Inject, Injectable, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Pool } from 'pg';
 import { newId } from '../common/ids';
-import { poolOf, rowsOf } from '../database/sql';
+import { rowsOf } from '../database/sql';
 import { DISPATCH_POOL } from './dispatch-pool';
 import type { DeliveryStatus } from './delivery.entity';
 
@@ -109,6 +109,9 @@ export interface DeliveryFilter {
  */
 export const CLAIM_EARLY_MS = 20;
 
+/** Left on the waiting deliveries of an endpoint made inactive. */
+export const INACTIVE_ENDPOINT_ERROR = 'endpoint is inactive; retry the delivery once it is active again';
+
 /** The attempt row of a worker that stopped (crashed, was killed) before recording a result. */
 export const INTERRUPTED_ATTEMPT_ERROR = 'attempt interrupted: the worker stopped before recording a result';
 
@@ -123,18 +126,26 @@ const DELIVERY_COLUMNS = `d.id, d.store_id AS "storeId", d.event_id AS "eventId"
  */
 @Injectable()
 export class DeliveryRepository implements OnApplicationShutdown {
-  /** The dispatcher's pool (claims, results): see dispatch-pool.ts. */
-  private readonly pool: Pool;
-
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @Optional() @Inject(DISPATCH_POOL) dispatchPool?: Pool,
-  ) {
-    this.pool = dispatchPool ?? poolOf(dataSource);
-  }
+    @Inject(DISPATCH_POOL) private readonly pool: Pool,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.pool !== poolOf(this.dataSource)) await this.pool.end().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+
+  /**
+   * Ends the waiting deliveries of an endpoint made inactive, in the transaction that made it so:
+   * none of them is attempted afterwards. Attempts in flight finish and are recorded; if one fails,
+   * the worker finds the endpoint inactive and ends that delivery the same way (AttemptRunner).
+   */
+  async failWaiting(manager: EntityManager, webhookId: string): Promise<void> {
+    await manager.query(
+      `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $2, updated_at = now()
+       WHERE webhook_id = $1 AND status = 'pending' AND lease_token IS NULL`,
+      [webhookId, INACTIVE_ENDPOINT_ERROR],
+    );
   }
 
   /** A delivery already leased to the caller, who sends it itself (the endpoint test). */

@@ -1,6 +1,7 @@
 import { Logger, type Provider } from '@nestjs/common';
 import { Pool } from 'pg';
 import { AppConfig } from '../config/app-config';
+import { DISPATCH_CONNECTIONS } from '../database/connection-budget';
 
 /** DI token of the dispatcher's own PostgreSQL pool. */
 export const DISPATCH_POOL = Symbol('DISPATCH_POOL');
@@ -38,7 +39,7 @@ export const dispatchPoolProvider: Provider = {
     const logger = new Logger('DispatchPool');
     const pool = new Pool({
       connectionString: config.databaseUrl,
-      max: 4,
+      max: DISPATCH_CONNECTIONS,
       application_name: 'hookline-dispatch',
       // PGOPTIONS still applies (as it does to the other connections), with these settings added.
       options: [process.env.PGOPTIONS, ...Object.entries(DISPATCH_SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`)]

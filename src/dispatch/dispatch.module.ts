@@ -9,13 +9,32 @@ import { DeliveryRepository } from './delivery.repository';
 import { dispatchPoolProvider } from './dispatch-pool';
 import { DispatchSweeper } from './dispatch-sweeper';
 import { Dispatcher } from './dispatcher';
+import { EndpointDeactivation } from './endpoint-deactivation';
+import { Event } from './event.entity';
+import { EventRepository } from './event.repository';
+import { IdempotencyKeyExpiry } from './idempotency-key-expiry';
+import { PublishBatcher } from './publish-batcher';
 import { WebhookSender } from './webhook-sender';
 
-/** Deliveries and attempts: claiming, signing, sending, retrying, and the delivery log API. */
+/**
+ * The event log and the delivery queue: writing events with their deliveries, claiming, signing,
+ * sending, retrying, recording attempts, and the delivery log API.
+ */
 @Module({
-  imports: [TypeOrmModule.forFeature([Delivery, DeliveryAttempt]), WebhooksModule],
+  imports: [TypeOrmModule.forFeature([Event, Delivery, DeliveryAttempt]), WebhooksModule],
   controllers: [DeliveriesController],
-  providers: [dispatchPoolProvider, DeliveryRepository, DeliveriesService, Dispatcher, DispatchSweeper, WebhookSender],
-  exports: [DeliveryRepository, Dispatcher, WebhookSender],
+  providers: [
+    dispatchPoolProvider,
+    DeliveryRepository,
+    DeliveriesService,
+    Dispatcher,
+    DispatchSweeper,
+    WebhookSender,
+    EventRepository,
+    PublishBatcher,
+    IdempotencyKeyExpiry,
+    EndpointDeactivation,
+  ],
+  exports: [DeliveryRepository, Dispatcher, WebhookSender, EventRepository, PublishBatcher],
 })
 export class DispatchModule {}

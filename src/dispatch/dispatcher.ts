@@ -7,15 +7,13 @@ import { Metrics } from '../observability/metrics';
 import { SecretCipher } from '../webhooks/secret-cipher';
 import { AttemptRunner } from './attempt-runner';
 import { AttemptOutcome, ClaimedDelivery, DeliveryRepository, HandOff } from './delivery.repository';
+import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import { errorMessage, shouldLog } from './failure-log';
 import { InFlight } from './in-flight';
 import { OutcomeRecorder } from './outcome-recorder';
 import { RetryTimer } from './retry-timer';
 import { SecretCache } from './secret-cache';
 import { WebhookSender } from './webhook-sender';
-
-/** Channel on which a commit that created due work wakes every worker. */
-export const DELIVERIES_CHANNEL = 'hookline_deliveries';
 
 const CLAIM_BATCH = 500;
 /**

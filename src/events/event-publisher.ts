@@ -6,8 +6,8 @@ import { Metrics } from '../observability/metrics';
 import { EventData, EventType, isEventType, validateEventData } from '../catalogue/event-catalogue';
 import { buildEnvelope } from './envelope';
 import { EventError } from './event.errors';
-import { EventRepository } from './event.repository';
-import { PublishBatcher } from './publish-batcher';
+import { EventRepository } from '../dispatch/event.repository';
+import { PublishBatcher } from '../dispatch/publish-batcher';
 
 export interface PublishOptions {
   /**

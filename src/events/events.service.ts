@@ -6,7 +6,7 @@ import type { EventResponse, EventTypeListResponse } from './dto/event.response'
 import type { Envelope } from './envelope';
 import { EventError } from './event.errors';
 import { EventPublisher, type PublishedEvent } from './event-publisher';
-import { EventRepository } from './event.repository';
+import { EventRepository } from '../dispatch/event.repository';
 
 @Injectable()
 export class EventsService {

@@ -12,7 +12,7 @@ import { WebhooksService } from '../webhooks/webhooks.service';
 import { TEST_EVENT_TYPE, type TestEventData } from '../catalogue/event-catalogue';
 import type { TestDeliveryResponse } from './dto/event.response';
 import { buildEnvelope } from './envelope';
-import { EventRepository } from './event.repository';
+import { EventRepository } from '../dispatch/event.repository';
 
 /**
  * POST /webhooks/:id/test (CONTRACT §5): one signed `webhook.test` delivery, attempted once,

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
 import { EntityManager, Repository } from 'typeorm';
 import { ReadBatcher } from '../database/read-batcher';
-import { poolOf } from '../database/sql';
+import { SqlPool } from '../database/sql-pool';
 import type { EventType } from '../catalogue/event-catalogue';
 import type { WebhookResponse } from './dto/webhook.response';
 import { Webhook } from './webhook.entity';
@@ -17,8 +16,8 @@ export interface WebhookFilter {
 
 export type WebhookChanges = Partial<Pick<Webhook, 'name' | 'url' | 'events' | 'isActive'>>;
 
-/** Message left on pending deliveries of an endpoint that was made inactive (CONTRACT §7). */
-export const INACTIVE_ENDPOINT_ERROR = 'endpoint is inactive; retry the delivery once it is active again';
+/** Told inside the transaction that makes an endpoint inactive, so its work ends with it. */
+export type DeactivationHandler = (manager: EntityManager, webhookId: string) => Promise<void>;
 
 /**
  * The pages of GET /webhooks asked for at the same time, read in one prepared statement straight
@@ -52,16 +51,16 @@ interface PageQuery extends WebhookFilter {
 
 @Injectable()
 export class WebhookRepository {
-  private readonly pool: Pool;
   private readonly pages = new ReadBatcher(
     (queries: PageQuery[]) => this.readPages(queries),
     PAGE_STATEMENTS_IN_FLIGHT,
     PAGES_PER_STATEMENT,
   );
 
-  constructor(@InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>) {
-    this.pool = poolOf(webhooks.manager.connection);
-  }
+  constructor(
+    @InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>,
+    private readonly pool: SqlPool,
+  ) {}
 
   async insert(webhook: Omit<Webhook, 'createdAt' | 'updatedAt'>): Promise<Webhook> {
     await this.webhooks.insert(webhook);
@@ -77,17 +76,17 @@ export class WebhookRepository {
     return this.pages.read({ storeId, ...filter });
   }
 
-  /**
-   * Applies `changes`; when the endpoint goes inactive, its waiting deliveries end `failed` in the
-   * same transaction, so none of them is attempted afterwards (CONTRACT §7). Attempts already in
-   * flight finish and are recorded as they went; if one fails, the worker's next claim finds the
-   * endpoint inactive and ends that delivery `failed` the same way (Dispatcher.attempt).
-   */
-  async update(storeId: string, id: string, changes: WebhookChanges): Promise<Webhook | null> {
+  /** Applies `changes`; when the endpoint goes inactive, `onDeactivated` runs in the same transaction. */
+  async update(
+    storeId: string,
+    id: string,
+    changes: WebhookChanges,
+    onDeactivated: readonly DeactivationHandler[] = [],
+  ): Promise<Webhook | null> {
     return this.webhooks.manager.transaction(async (manager) => {
       const result = await manager.update(Webhook, { id, storeId }, { ...changes, updatedAt: () => 'now()' });
       if (!result.affected) return null;
-      if (changes.isActive === false) await this.failPendingDeliveries(manager, id);
+      if (changes.isActive === false) for (const handler of onDeactivated) await handler(manager, id);
       return manager.findOne(Webhook, { where: { id, storeId } });
     });
   }
@@ -124,13 +123,5 @@ export class WebhookRepository {
     const pages = queries.map((): WebhookResponse[] => []);
     for (const { n, ...webhook } of result.rows) pages[Number(n) - 1].push(webhook);
     return pages;
-  }
-
-  private async failPendingDeliveries(manager: EntityManager, webhookId: string): Promise<void> {
-    await manager.query(
-      `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $2, updated_at = now()
-       WHERE webhook_id = $1 AND status = 'pending' AND lease_token IS NULL`,
-      [webhookId, INACTIVE_ENDPOINT_ERROR],
-    );
   }
 }

@@ -8,17 +8,27 @@ import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.respon
 import { generateSigningSecret, SecretCipher } from './secret-cipher';
 import { UrlPolicy, UrlPolicyError } from './url-policy';
 import type { Webhook } from './webhook.entity';
-import { WebhookChanges, WebhookRepository } from './webhook.repository';
+import { DeactivationHandler, WebhookChanges, WebhookRepository } from './webhook.repository';
 
 const UPDATABLE = ['name', 'url', 'events', 'isActive'] as const;
 
 @Injectable()
 export class WebhooksService {
+  private readonly deactivationHandlers: DeactivationHandler[] = [];
+
   constructor(
     private readonly webhooks: WebhookRepository,
     private readonly urlPolicy: UrlPolicy,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
   ) {}
+
+  /**
+   * Registers work to end when an endpoint is made inactive (dispatch ends its waiting deliveries);
+   * it runs in the transaction of the change, so it holds or rolls back with it.
+   */
+  onDeactivated(handler: DeactivationHandler): void {
+    this.deactivationHandlers.push(handler);
+  }
 
   async create(storeId: string, dto: CreateWebhookDto): Promise<WebhookWithSecretResponse> {
     const url = await this.checkUrl(dto.url);
@@ -59,7 +69,7 @@ export class WebhooksService {
     }
     await this.require(storeId, id);
     if (changes.url !== undefined) changes.url = await this.checkUrl(changes.url);
-    const updated = await this.webhooks.update(storeId, id, changes);
+    const updated = await this.webhooks.update(storeId, id, changes, this.deactivationHandlers);
     if (!updated) throw notFound(id);
     return WebhookResponse.of(updated);
   }

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
-import { poolOf } from '../database/sql';
-import type { HandOff } from '../dispatch/delivery.repository';
+import { SqlPool } from '../database/sql-pool';
+import { DELIVERIES_CHANNEL } from './deliveries-channel';
+import type { HandOff } from './delivery.repository';
 
 export interface StoredEvent {
   id: string;
@@ -12,7 +12,7 @@ export interface StoredEvent {
   createdAt: Date;
 }
 
-/** How long an Idempotency-Key is remembered (CONTRACT §6). */
+/** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 
 export interface NewEvent {
@@ -44,7 +44,7 @@ const PUBLISH = `
     FROM ev JOIN webhooks w ON w.store_id = $2 AND w.is_active AND $3 = ANY (w.events)
     RETURNING 1
   ), woken AS (
-    SELECT pg_notify('hookline_deliveries', '') FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
+    SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
   )
   SELECT (SELECT count(*) FROM ev)::int AS inserted,
     (SELECT count(*) FROM fanned_out)::int AS deliveries,
@@ -89,7 +89,7 @@ const PUBLISH_MANY = `
     FROM placed p
     RETURNING id, event_id, webhook_id, lease_token IS NOT NULL AS leased
   ), woken AS (
-    SELECT pg_notify('hookline_deliveries', CASE WHEN bool_and(f.webhook_id = ANY ($4::text[])) THEN $9 ELSE '' END)
+    SELECT pg_notify('${DELIVERIES_CHANNEL}', CASE WHEN bool_and(f.webhook_id = ANY ($4::text[])) THEN $9 ELSE '' END)
     FROM fanned_out f WHERE NOT f.leased HAVING count(*) > 0
   )
   SELECT coalesce((SELECT json_object_agg(event_id, n) FROM (SELECT event_id, count(*)::int AS n FROM fanned_out GROUP BY event_id) c), '{}') AS counts,
@@ -117,11 +117,10 @@ export interface PublishedBatch {
 
 @Injectable()
 export class EventRepository {
-  private readonly pool: Pool;
-
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.pool = poolOf(dataSource);
-  }
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly pool: SqlPool,
+  ) {}
 
   /**
    * Publishes `event` (see {@link PUBLISH}); in the caller's transaction when `manager` is given.

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import type { ClaimedDelivery } from '../dispatch/delivery.repository';
-import { Dispatcher } from '../dispatch/dispatcher';
+import type { ClaimedDelivery } from './delivery.repository';
+import { Dispatcher } from './dispatcher';
 import { EventRepository, type NewEvent } from './event.repository';
 
 interface Waiting {
