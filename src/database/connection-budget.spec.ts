@@ -1,3 +1,4 @@
+import { loadConfig } from '../config/app-config';
 import { connectionBudget, MIN_DB_POOL_SIZE } from './connection-budget';
 
 describe('connectionBudget', () => {
@@ -16,5 +17,10 @@ describe('connectionBudget', () => {
 
   it('refuses a size below the fixed connections plus one of each pool', () => {
     expect(() => connectionBudget(MIN_DB_POOL_SIZE - 1)).toThrow(`DB_POOL_SIZE must be at least ${MIN_DB_POOL_SIZE}`);
+  });
+
+  it('is the lowest DB_POOL_SIZE the configuration accepts', () => {
+    expect(() => loadConfig({ DB_POOL_SIZE: String(MIN_DB_POOL_SIZE - 1) })).toThrow(/DB_POOL_SIZE/);
+    expect(loadConfig({ DB_POOL_SIZE: String(MIN_DB_POOL_SIZE) }).dbPoolSize).toBe(MIN_DB_POOL_SIZE);
   });
 });
