@@ -14,7 +14,7 @@ import { setupSwagger } from './common/swagger';
 
 type BodyParserError = Error & { type?: string; status?: number };
 
-/** 1 MiB (CONTRACT §3: 413 above it). */
+/** 1 MiB: 413 above it. */
 export const BODY_LIMIT = '1mb';
 
 /**

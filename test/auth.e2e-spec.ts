@@ -38,7 +38,7 @@ interface Route {
 
 const ORDER = { id: 'ord_1', orderNumber: 'ORD-1', status: 'PENDING', total: 100, currency: 'EUR' };
 
-/** Every route of CONTRACT §4–§7 with the scope it requires. */
+/** Every store route with the scope it requires. */
 const ROUTES: Route[] = [
   { method: 'POST', path: '/api-keys', scope: 'api-keys:write', json: { name: 'new', scopes: ['webhooks:read'] } },
   { method: 'GET', path: '/api-keys', scope: 'api-keys:write' },
@@ -69,7 +69,7 @@ const ROUTES: Route[] = [
 
 const label = (route: Route) => `${route.method} ${route.path}`;
 
-describe('authentication and scopes (CONTRACT §3, §4)', () => {
+describe('authentication and scopes', () => {
   let t: TestApp;
   let webhook: WebhookBody;
   /** For each scope, a key holding every scope but that one. */

@@ -18,7 +18,7 @@ const ORDER = { id: 'ord_1', orderNumber: 'ORD-1', status: 'PENDING', total: 100
 const STORE_ADMIN_SCOPES = ['webhooks:read', 'webhooks:write', 'events:write', 'api-keys:write'];
 
 /**
- * Two stores side by side (CONTRACT §4): store A is st_default with the bootstrap key, which holds
+ * Two stores side by side: store A is st_default with the bootstrap key, which holds
  * every scope; store B is created through the API, with a key holding every scope but stores:write.
  * Neither key may see or change anything of the other store; another store's ids answer 404, never 403.
  */

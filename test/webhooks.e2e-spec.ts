@@ -20,7 +20,7 @@ import { Receiver } from './support/receiver';
 const WEBHOOK_KEYS = ['createdAt', 'events', 'id', 'isActive', 'name', 'updatedAt', 'url'];
 const WITH_SECRET_KEYS = [...WEBHOOK_KEYS, 'secret'].sort();
 
-/** The seed's 18 types in its 6 categories (seed §6). */
+/** The 18 store event types in their 6 categories. */
 const CATALOGUE: Record<string, string[]> = {
   Orders: ['order.created', 'order.updated', 'order.cancelled', 'order.completed', 'order.status_changed'],
   Payments: ['payment.received', 'payment.refunded'],
@@ -489,7 +489,7 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       }
     });
 
-    it("gives the seed's four data shapes as the seed shows them", async () => {
+    it('gives the four documented data shapes exactly', async () => {
       const { data } = await expectJson<{ data: Array<{ type: string; example: Record<string, unknown> }> }>(
         await t.api('/event-types'),
         200,

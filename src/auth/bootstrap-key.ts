@@ -12,7 +12,7 @@ export const BOOTSTRAP_KEY_ID = 'key_bootstrap';
 const GENERATE_LOCK_KEY = 7_338_249_012;
 
 /**
- * The first key (CONTRACT §4): ADMIN_API_KEY, stored hashed under a fixed id so that changing the
+ * The first key: ADMIN_API_KEY, stored hashed under a fixed id so that changing the
  * variable replaces it; or, when it is unset and no key exists at all, one generated key, stored
  * hashed and printed once on stdout (not through the logs, which must never hold a secret).
  */

@@ -17,7 +17,7 @@ export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /**
  * Global guard, registered before {@link ApiKeyGuard}: RATE_LIMIT_PER_MINUTE requests a minute
- * per API key over all routes together, then 429 with Retry-After (CONTRACT §3). A request without
+ * per API key over all routes together, then 429 with Retry-After. A request without
  * a valid key counts against its client IP instead, so that a flood of made-up keys is limited
  * too. Public routes (health, metrics, the
  * dashboard's files) are not limited: a load balancer must never read a 429 as "down". Counters

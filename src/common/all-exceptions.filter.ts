@@ -68,8 +68,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const known = parserError?.type ? BODY_PARSER_ERRORS[parserError.type] : undefined;
     if (known) return known;
     // Any other client error of the body parser (http-errors with `expose`), such as a body that
-    // does not decompress as its Content-Encoding says (zlib/brotli errors wrapped as 400):
-    // found by test/hostile-clients.e2e-spec.ts, where it used to be a 500.
+    // does not decompress as its Content-Encoding says (zlib/brotli errors wrapped as 400).
     if (parserError?.expose === true && typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
       const encoding = request.headers['content-encoding'];
       const message = encoding

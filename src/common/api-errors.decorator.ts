@@ -10,7 +10,7 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'The database is unavailable',
 };
 
-/** Documents error answers in the `{statusCode, error, message}` shape (CONTRACT §3). */
+/** Documents error answers in the `{statusCode, error, message}` shape. */
 export function ApiErrors(...statuses: Array<400 | 404 | 409 | 413 | 503>): MethodDecorator & ClassDecorator {
   return applyDecorators(...statuses.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status], type: ErrorResponse })));
 }

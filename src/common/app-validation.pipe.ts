@@ -7,7 +7,7 @@ import { ArgumentMetadata, Type, ValidationPipe } from '@nestjs/common';
  * class (no validator of ours looks anywhere else), and working it out again on every request was
  * 7.8 % of a GET /webhooks profile: class-transformer walks the class's metadata and
  * class-validator looks up its rules on every call. Without it GET /webhooks answered 1.19-1.48×
- * as many requests a second (bench/README.md, thirteenth session). Anything else, and a class that
+ * as many requests a second in the benchmark's API scenario. Anything else, and a class that
  * refuses `{}` or whose new instances differ, always goes through the whole pipe.
  */
 export class AppValidationPipe extends ValidationPipe {

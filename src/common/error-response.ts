@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { STATUS_CODES } from 'node:http';
 
-/** The one error shape of the API (CONTRACT §3). */
+/** The one error shape of the API. */
 export class ErrorResponse {
   @ApiProperty({ example: 400 })
   statusCode: number;

@@ -3,7 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
-/** `limit` and `cursor` of every list (CONTRACT §5: limit 1–200, default 50). */
+/** `limit` and `cursor` of every list (limit 1–200, default 50). */
 export class PageQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50, description: 'Page size' })
   @IsOptional()

@@ -11,7 +11,7 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe('loadConfig', () => {
-  it('applies the defaults of CONTRACT §1', () => {
+  it('applies the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 3000,

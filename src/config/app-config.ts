@@ -15,7 +15,7 @@ export class ConfigError extends Error {
 }
 
 /**
- * The validated, typed configuration (CONTRACT §1). Built once at start by {@link loadConfig}
+ * The validated, typed configuration. Built once at start by {@link loadConfig}
  * and injected wherever it is needed; nothing else reads process.env.
  */
 export class AppConfig {

@@ -34,7 +34,7 @@ export const ROLES = ['all', 'api', 'worker'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
- * The raw environment, one property per variable (CONTRACT §1 plus our own tuning knobs).
+ * The raw environment, one property per variable (docs/configuration.md lists them).
  * Property names are the variable names so that a validation error names the variable.
  */
 export class EnvironmentVariables {
@@ -123,7 +123,7 @@ export class EnvironmentVariables {
 
   /**
    * Requests a minute per API key (per client IP for requests without a valid key), per process;
-   * 0 turns rate limiting off. Over it: 429 with Retry-After (CONTRACT §3).
+   * 0 turns rate limiting off. Over it: 429 with Retry-After.
    */
   @IntegerInRange(0, 10_000_000)
   RATE_LIMIT_PER_MINUTE = 6000;

@@ -34,7 +34,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 /**
- * The web dashboard (issue 8): static files, no API key (it signs in with one and then calls the
+ * The web dashboard: static files, no API key (it signs in with one and then calls the
  * public API). Served at /dashboard and, like /health, also under the API prefix.
  */
 @ApiExcludeController()

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { DashboardAssets } from './dashboard-assets';
 import { DashboardController } from './dashboard.controller';
 
-/** The web dashboard of issue 8, served by Hookline itself. */
+/** The web dashboard, served by Hookline itself. */
 @Module({
   controllers: [DashboardController],
   providers: [{ provide: DashboardAssets, useFactory: () => new DashboardAssets() }],

@@ -172,12 +172,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
    * A due row that still holds a lease belongs to a worker that died mid-attempt (the lease ran
    * out): its attempt is recorded as interrupted here, in the same statement, since the claiming
    * worker's timer fires at the lease's end, before the sweep would see it (a gap in the attempt
-   * log otherwise; found by test/crash.e2e-spec.ts).
+   * log otherwise).
    */
   async claimDue(limit: number, leaseMs: number, leaseToken: string, limits: EndpointLimits): Promise<ClaimedDelivery[]> {
-    // A named (prepared) statement: planning it cost 1 ms of PostgreSQL CPU per claim. The first
-    // session saw the retry gaps' worst case grow with the generic plan (1.16-1.64 s against
-    // 1.06-1.10 s); the eighth session's measurements, on later code, did not (bench/README.md).
+    // A named (prepared) statement: planning it cost 1 ms of PostgreSQL CPU per claim.
     const result = await this.pool.query<ClaimedDelivery>({
       name: 'hookline-claim',
       text: `WITH locked AS (
@@ -262,7 +260,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
     // through their primary key: PostgreSQL guesses 100 rows for json_to_recordset and, on a
     // table of some thousands, chose two sequential scans per flush (3.6 ms instead of 0.4).
     // A named statement: planned each time, a flush of one outcome cost PostgreSQL 0.75-1.07 ms of
-    // CPU, prepared 0.62-0.70 ms (bench/README.md, ninth session). Its generic plan, made while the
+    // CPU, prepared 0.62-0.70 ms. Its generic plan, made while the
     // table was small, once kept sequential scans as the table grew (32 ms a flush at 100,000
     // rows); the dispatch connections have them off (dispatch-pool.ts).
     const result = await this.pool.query<{ id: string; dueInMs: number }>({

@@ -30,7 +30,7 @@ export const DISPATCH_SESSION_SETTINGS = { synchronous_commit: 'off', enable_bit
  * writes it within a fraction of a second). Publishing keeps synchronous commits, so an accepted
  * event is never lost; if PostgreSQL itself crashed, at most the last moments of delivery
  * bookkeeping would roll back, and those deliveries would be sent again, which at-least-once
- * allows. Measured in the benchmark's latency scenario (bench/README.md).
+ * allows. The benchmark's latency scenario measures the difference.
  */
 export const dispatchPoolProvider: Provider = {
   provide: DISPATCH_POOL,

@@ -17,7 +17,7 @@ const MAX_BATCH = 500;
  * Group commit for publishes that stand alone (no caller's transaction, no Idempotency-Key). The
  * first publish is written at once; those that arrive while it is being written go together in
  * the next statement, and so on: one round trip and one commit (one WAL flush) for each batch
- * instead of each event. Under load that is what keeps POST /events fast (bench/README.md); at
+ * instead of each event. Under load that is what keeps POST /events fast; at
  * rest every batch is a single event and nothing waits.
  *
  * A batch fails as a whole (an unknown store, say): its events are then written one by one, so

@@ -15,7 +15,7 @@ import { buildEnvelope } from './envelope';
 import { EventRepository } from '../dispatch/event.repository';
 
 /**
- * POST /webhooks/:id/test (CONTRACT §5): one signed `webhook.test` delivery, attempted once,
+ * POST /webhooks/:id/test: one signed `webhook.test` delivery, attempted once,
  * synchronously, active endpoint or not, and recorded in the delivery log like any other.
  */
 @Injectable()

@@ -6,7 +6,7 @@ import ipaddr from 'ipaddr.js';
 import { AppConfig } from '../config/app-config';
 
 /**
- * Which webhook URLs Hookline accepts and which addresses it will connect to (CONTRACT §5). The
+ * Which webhook URLs Hookline accepts and which addresses it will connect to. The
  * same rules run at registration ({@link UrlPolicy.assertRegistrable}) and at every connection the
  * dispatcher opens ({@link UrlPolicy.lookup}, {@link UrlPolicy.assertAddressAllowed}), so a name
  * that was public when registered but later points inward (DNS rebinding) is still refused: the
@@ -64,7 +64,7 @@ export const URL_RESOLVER = Symbol('URL_RESOLVER');
 // URL syntax
 
 /**
- * Checks the URL's form (CONTRACT §5) and returns it parsed by the WHATWG URL parser, which also
+ * Checks the URL's form and returns it parsed by the WHATWG URL parser, which also
  * normalises the host: `http://2130706433/`, `http://0x7f.1/` become `127.0.0.1`, so the address
  * checks below see one canonical notation. A fragment is accepted and kept: HTTP clients never send
  * it (RFC 9110 §7.1), so it changes nothing about where a delivery goes.
@@ -85,7 +85,7 @@ export function checkUrlSyntax(raw: string, options: Pick<UrlPolicyOptions, 'all
     throw new UrlPolicyError(options.allowHttp ? 'url must use https:// or http://' : 'url must use https://');
   }
   // Credentials in a URL end up in logs and in every attempt's record; the signature is the
-  // authentication Hookline offers (CONTRACT §5: "no user:password part").
+  // authentication Hookline offers: no user:password part.
   if (url.username !== '' || url.password !== '') {
     throw new UrlPolicyError('url must not contain a username or password');
   }

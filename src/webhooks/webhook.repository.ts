@@ -23,8 +23,7 @@ export type DeactivationHandler = (manager: EntityManager, webhookId: string) =>
  * The pages of GET /webhooks asked for at the same time, read in one prepared statement straight
  * on the pg pool (one row set per request, told apart by `n`), timestamps already in the API's ISO
  * form: building it with TypeORM's query builder, hydrating entities and parsing dates cost more
- * than the query itself, and under load the round trip cost as much as the rest of the request
- * (bench/README.md).
+ * than the query itself, and under load the round trip cost as much as the rest of the request.
  */
 const PAGES = `
   SELECT q.n, w.id, w.name, w.url, w.events, w.is_active AS "isActive",

@@ -86,7 +86,7 @@ export class WebhooksService {
     return { ...WebhookResponse.of(updated), secret };
   }
 
-  /** The endpoint, or 404 (also when it belongs to another store: never 403, CONTRACT §4). */
+  /** The endpoint, or 404 (also when it belongs to another store: never 403, which would confirm it exists). */
   async require(storeId: string, id: string): Promise<Webhook> {
     const webhook = await this.webhooks.findInStore(storeId, id);
     if (!webhook) throw notFound(id);

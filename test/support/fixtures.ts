@@ -1,7 +1,7 @@
 import type { OrderEventData } from '../../src/catalogue/order-events';
 import type { TestApp } from './app';
 
-/** A valid order.created `data` (the seed's order shape). */
+/** A valid order.created `data` (the documented order shape). */
 export function orderData(n = 1): OrderEventData & Record<string, unknown> {
   return { id: `ord_${n}`, orderNumber: `ORD-${1000 + n}`, status: 'PENDING', total: 4998 + n, currency: 'EUR' };
 }

@@ -13,7 +13,7 @@ export type Responder = (request: ReceivedRequest, res: ServerResponse) => unkno
 
 /**
  * A real HTTP receiver on 127.0.0.1 that records every request. What it answers is set per test
- * (`respondWith`); by default 200 `{"received":true}`, as the seed's example receivers do.
+ * (`respondWith`); by default 200 `{"received":true}`, as the example receiver does.
  */
 export class Receiver {
   readonly requests: ReceivedRequest[] = [];

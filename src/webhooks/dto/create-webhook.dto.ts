@@ -26,7 +26,7 @@ function unknownEventTypesMessage(value: unknown): string {
   return `events contains an unknown event type (${unknown.map((type) => JSON.stringify(type)).join(', ')}); see GET /event-types`;
 }
 
-/** CONTRACT §5 validation; the URL policy (scheme, addresses) is checked by the service. */
+/** The body's rules; the URL policy (scheme, addresses) is checked by the service. */
 export class CreateWebhookDto {
   @ApiProperty({ example: 'ERP order sync', minLength: 1, maxLength: 200 })
   @IsString({ message: 'name must be a string' })

@@ -1,4 +1,4 @@
-// The public REST API of CONTRACT.md, and nothing else: every call carries the signed-in key as
+// The public REST API, and nothing else: every call carries the signed-in key as
 // X-API-Key. The key lives in sessionStorage, so it is gone when the tab closes.
 
 const BASE = '/api/v1/external';
