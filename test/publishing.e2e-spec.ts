@@ -78,9 +78,20 @@ describe('publishing (POST /events and EventPublisher)', () => {
       headers: { 'Idempotency-Key': 'pay-9' },
     });
     expect(first.status).toBe(202);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
     const [a, b] = [await first.json(), await second.json()];
     expect(b).toEqual(a);
+
+    // The same data with its keys in another order is the same request.
+    const reordered = Object.fromEntries(Object.entries(data).reverse());
+    const third = await t.api('/events', {
+      method: 'POST',
+      json: { type: 'payment.received', data: reordered },
+      headers: { 'Idempotency-Key': 'pay-9' },
+    });
+    expect(third.status).toBe(200);
 
     // The same key in another store is another event.
     await createWebhook(t, `${receiver.url}/idem-other`, ['payment.received'], {}, otherStoreKey);
@@ -119,6 +130,53 @@ describe('publishing (POST /events and EventPublisher)', () => {
     });
     expect(later.status).toBe(202);
     expect(((await later.json()) as { id: string }).id).not.toBe((a as { id: string }).id);
+  });
+
+  it('refuses an Idempotency-Key reused for another event with 422, publishing nothing', async () => {
+    const webhook = await createWebhook(t, `${receiver.url}/idem-reuse`, ['payment.received', 'order.created']);
+    const data = {
+      orderId: 'ord_11',
+      orderNumber: 'ORD-11',
+      amount: 100,
+      currency: 'EUR',
+      paymentMethod: 'CARD' as const,
+      status: 'CAPTURED' as const,
+    };
+    const first = await t.api('/events', {
+      method: 'POST',
+      json: { type: 'payment.received', data },
+      headers: { 'Idempotency-Key': 'pay-11' },
+    });
+    expect(first.status).toBe(202);
+    const { id } = (await first.json()) as { id: string };
+    const eventsBefore = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM events`);
+
+    for (const body of [
+      { type: 'payment.received', data: { ...data, amount: 101 } },
+      { type: 'order.created', data: orderData(11) },
+    ]) {
+      const reused = await t.api('/events', { method: 'POST', json: body, headers: { 'Idempotency-Key': 'pay-11' } });
+      expect(reused.status).toBe(422);
+      expect(reused.headers.get('idempotent-replayed')).toBeNull();
+      expect(await reused.json()).toMatchObject({
+        statusCode: 422,
+        message: `Idempotency-Key "pay-11" was already used for event ${id} with a different type or data; use a new key for a new event`,
+      });
+    }
+    expect(await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM events`)).toEqual(eventsBefore);
+
+    // The publisher inside the application refuses it the same way, by class and code.
+    const publisher = t.app.get(EventPublisher);
+    await expect(
+      publisher.publish('st_default', 'payment.received', { ...data, amount: 102 }, { idempotencyKey: 'pay-11' }),
+    ).rejects.toMatchObject({
+      constructor: EventError,
+      code: EventErrorCode.IdempotencyKeyReused,
+    });
+    await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows.length === 1 && rows[0].status === 'succeeded',
+    );
   });
 
   it('rejects data that does not match the type, an unknown type and a bad Idempotency-Key, storing nothing', async () => {

@@ -1,10 +1,11 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { isForeignKeyViolation } from '../common/database-errors';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
 import { EventData, EventType, isEventType, validateEventData } from '../catalogue/event-catalogue';
-import { buildEnvelope } from './envelope';
+import { buildEnvelope, type Envelope } from './envelope';
 import { EventError } from './event.errors';
 import { EventRepository } from '../dispatch/event.repository';
 import { PublishBatcher } from '../dispatch/publish-batcher';
@@ -15,7 +16,10 @@ export interface PublishOptions {
    * and only if the caller commits (transactional outbox).
    */
   manager?: EntityManager;
-  /** A repeat with the same key within 24 hours returns the first event and delivers nothing. */
+  /**
+   * A repeat with the same key, type and data within 24 hours returns the first event and delivers
+   * nothing; the same key with another type or data is refused (`IdempotencyKeyReused`).
+   */
   idempotencyKey?: string;
 }
 
@@ -33,7 +37,8 @@ export interface PublishedEvent {
  * How the platform's modules publish events. Inject it and call
  * `publish(storeId, 'order.created', data, { manager })`: the payload is typed per event type, so
  * a wrong one does not compile, and it is checked again at run time. It throws an `EventError`
- * (catch it by class and `code`: `UnknownType`, `InvalidData`, `StoreNotFound`), never an HTTP exception. The event, its deliveries
+ * (catch it by class and `code`: `UnknownType`, `InvalidData`, `StoreNotFound`,
+ * `IdempotencyKeyReused`), never an HTTP exception. The event, its deliveries
  * and the workers' wake-up are one statement (EventRepository.publish).
  */
 @Injectable()
@@ -67,6 +72,7 @@ export class EventPublisher {
     }
     if (!published) {
       const first = (await this.events.findByIdempotencyKey(storeId, options.idempotencyKey!, options.manager))!;
+      if (!isSameRequest(first.body, envelope)) throw EventError.idempotencyKeyReused(options.idempotencyKey!, first.id);
       return {
         id: first.id,
         type: first.type as T,
@@ -78,4 +84,13 @@ export class EventPublisher {
     this.metrics.eventsPublished.inc();
     return { id: envelope.id, type, timestamp: envelope.timestamp, deliveries: published.deliveries, duplicate: false };
   }
+}
+
+/**
+ * Whether a repeat asks for the same event as the first: the same type and the same data as JSON
+ * (key order aside), compared on the stored envelope, which holds both exactly as published.
+ */
+function isSameRequest(firstBody: string, repeat: Envelope): boolean {
+  const first = JSON.parse(firstBody) as Envelope;
+  return first.type === repeat.type && isDeepStrictEqual(first.data, JSON.parse(JSON.stringify(repeat.data)));
 }

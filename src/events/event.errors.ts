@@ -5,6 +5,7 @@ export enum EventErrorCode {
   InvalidData = 'invalid_event_data',
   StoreNotFound = 'store_not_found',
   NotFound = 'event_not_found',
+  IdempotencyKeyReused = 'idempotency_key_reused',
 }
 
 /**
@@ -27,6 +28,15 @@ export class EventError extends DomainError<EventErrorCode> {
 
   static storeNotFound(storeId: string): EventError {
     return new EventError(EventErrorCode.StoreNotFound, DomainErrorKind.NotFound, `Store ${storeId} not found`);
+  }
+
+  /** The key belongs to an earlier event of another type or data: nothing was published. */
+  static idempotencyKeyReused(key: string, firstEventId: string): EventError {
+    return new EventError(
+      EventErrorCode.IdempotencyKeyReused,
+      DomainErrorKind.Unprocessable,
+      `Idempotency-Key ${JSON.stringify(key)} was already used for event ${firstEventId} with a different type or data; use a new key for a new event`,
+    );
   }
 
   static notFound(id: string): EventError {

@@ -19,12 +19,20 @@ export class EventsController {
   @RequireScopes('events:write')
   @ApiOperation({
     summary: 'Publish an event to every active endpoint of the store subscribed to its type',
-    description: 'A repeat with the same Idempotency-Key within 24 hours returns the first event with 200 and delivers nothing again.',
+    description:
+      'A repeat with the same Idempotency-Key, type and data within 24 hours returns the first event with 200 and ' +
+      '`Idempotent-Replayed: true`, and delivers nothing again. The same key with another type or data is refused with 422.',
   })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Up to 255 visible ASCII characters, per store' })
   @ApiAcceptedResponse({ type: PublishedEventResponse, description: 'Accepted for delivery' })
-  @ApiOkResponse({ type: PublishedEventResponse, description: 'A repeat of an earlier Idempotency-Key: the first event' })
-  @ApiErrors(400, 413, 503)
+  @ApiOkResponse({
+    type: PublishedEventResponse,
+    description: 'A repeat of an earlier Idempotency-Key: the first event',
+    headers: {
+      'Idempotent-Replayed': { description: 'Always `true`: this answer is a replay', schema: { type: 'string', enum: ['true'] } },
+    },
+  })
+  @ApiErrors(400, 413, 422, 503)
   async publish(
     @StoreId() storeId: string,
     @Body() dto: PublishEventDto,
@@ -36,6 +44,7 @@ export class EventsController {
     }
     const { duplicate, ...published } = await this.events.publish(storeId, dto.type, dto.data, idempotencyKey);
     res.status(duplicate ? 200 : 202);
+    if (duplicate) res.setHeader('Idempotent-Replayed', 'true');
     return published;
   }
 
