@@ -1,0 +1,105 @@
+import { resolve } from 'node:path';
+
+/** The repository's root: the transpiled tree, the default results file and the profiles are placed from it. */
+export const ROOT = resolve(__dirname, '..', '..');
+export const ADMIN_KEY = 'hl_bench_admin_key_0123456789abcdef';
+export const ENCRYPTION_KEY = Buffer.alloc(32, 9).toString('base64');
+export const STORE = 'st_default';
+export const ENDPOINTS = 10;
+export const DISPATCH_CONCURRENCY = 512;
+export const ENDPOINT_CONCURRENCY = 64;
+export const DELIVERY_TIMEOUT_MS = 2000;
+export const RETRY_SCHEDULE_MS = [0, 1000, 4000];
+export const SCENARIOS = ['ceiling', 'api', 'throughput', 'latency', 'isolation', 'retry', 'backlog', 'claim'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+export interface Options {
+  quick: boolean;
+  clients: boolean;
+  only: Set<Scenario>;
+  profile: boolean;
+  sqlStats: boolean;
+  logLevel: string;
+  isoRate?: number;
+  keep: boolean;
+  out: string;
+}
+
+export interface Sizes {
+  ceilingWarmupMs: number;
+  ceilingMs: number;
+  apiWarmupSec: number;
+  apiSec: number;
+  apiConnections: number;
+  throughputEvents: number;
+  latencyRate: number;
+  /** Before the fixed rate: this long at 100/s, so that Hookline's publish path is compiled (JIT). */
+  latencyRampMs: number;
+  latencyWarmupMs: number;
+  latencyMs: number;
+  isoRate: number;
+  isoWarmupMs: number;
+  isoMs: number;
+  retryEvents: number;
+  retryEndpoints: number;
+  retryRate: number;
+  backlogEvents: number;
+  claimPending: number;
+  claimFinished: number;
+  claimRuns: number;
+  clientsWarmupMs: number;
+  clientsMs: number;
+  clientsRounds: number;
+}
+
+export const FULL: Sizes = {
+  ceilingWarmupMs: 1000,
+  ceilingMs: 10_000,
+  apiWarmupSec: 2,
+  apiSec: 10,
+  apiConnections: 50,
+  throughputEvents: 10_000, // × 10 endpoints = 100,000 deliveries
+  latencyRate: 500,
+  latencyRampMs: 15_000,
+  latencyWarmupMs: 2000,
+  latencyMs: 20_000,
+  isoRate: 100,
+  isoWarmupMs: 2000,
+  isoMs: 15_000,
+  retryEvents: 400,
+  retryEndpoints: 5,
+  retryRate: 200,
+  backlogEvents: 20_000, // × 10 endpoints = 200,000 deliveries
+  claimPending: 10_000,
+  claimFinished: 2_000_000,
+  claimRuns: 30,
+  clientsWarmupMs: 1000,
+  clientsMs: 5000,
+  clientsRounds: 3,
+};
+
+export const QUICK: Sizes = {
+  ceilingWarmupMs: 1000,
+  ceilingMs: 2000,
+  apiWarmupSec: 0,
+  apiSec: 2,
+  apiConnections: 50,
+  throughputEvents: 1000,
+  latencyRate: 500,
+  latencyRampMs: 1000,
+  latencyWarmupMs: 500,
+  latencyMs: 1500,
+  isoRate: 100,
+  isoWarmupMs: 300,
+  isoMs: 1500,
+  retryEvents: 40,
+  retryEndpoints: 5,
+  retryRate: 200,
+  backlogEvents: 2000,
+  claimPending: 5000,
+  claimFinished: 200_000,
+  claimRuns: 8,
+  clientsWarmupMs: 500,
+  clientsMs: 1500,
+  clientsRounds: 1,
+};

@@ -1,0 +1,67 @@
+import type { EventType } from '../../src/catalogue/event-catalogue';
+import type { Bench } from '../lib/bench';
+import { ENDPOINTS, STORE } from '../lib/config';
+import { attemptOutcomes, bulkPublish } from '../lib/db';
+import { drainRates } from '../lib/drain';
+import { formatCounts } from '../lib/report';
+import { round } from '../lib/stats';
+
+/** 2. Events written in bulk (SQL, large transactions, NOTIFY) to 10 endpoints; arrivals and durability. */
+export async function throughput(bench: Bench): Promise<void> {
+  const s = bench.sizes;
+  const type: EventType = 'order.created';
+  const total = s.throughputEvents * ENDPOINTS;
+  bench.log(`2 throughput: ${s.throughputEvents} events × ${ENDPOINTS} endpoints = ${total} deliveries, published in bulk (SQL)`);
+  const webhookIds = await bench.createWebhooks(
+    type,
+    bench.ports.map((_, i) => bench.url(i, `/ok/thr/${i}`)),
+  );
+  await bench.receiver!.call('clear');
+  await bench.resetSqlStats();
+  const cpu = await bench.cpuSnapshot();
+  const published = await bulkPublish(bench.db!.pool, {
+    storeId: STORE,
+    type,
+    webhookIds,
+    events: s.throughputEvents,
+    batchEvents: 200,
+    notify: true,
+  });
+  bench.log(`  published ${published.deliveries} deliveries in ${published.ms} ms`);
+  const arrived = await bench.waitForArrivals('/ok/thr/', total, 30_000);
+  const durable = await bench.waitForStatus(type, 'succeeded', total, 60_000);
+  const use = await bench.cpuSince('throughput', cpu);
+  await bench.collectSqlStats('throughput');
+  const attempts = await attemptOutcomes(bench.db!.pool, type);
+  const { spanMs, perSec, allDurable, durablePerSec } = drainRates(arrived, durable, total);
+  Object.assign(bench.results, {
+    throughputPerSec: allDurable ? perSec : 0,
+    throughputArrivalPerSec: perSec,
+    throughputDurablePerSec: durablePerSec,
+    throughputDeliveries: total,
+    throughputAttempts: attempts,
+    throughputArrived: arrived.unique,
+    throughputDuplicates: arrived.count - arrived.unique,
+    throughputSucceededInDb: durable.counts.succeeded ?? 0,
+    throughputSpanMs: Math.round(spanMs),
+    throughputPublishMs: published.ms,
+    throughputDurableLagMs: Math.round(durable.at - arrived.last),
+    throughputHooklineCpuMsPerDelivery: round((use.hooklineCpuS * 1000) / total, 3),
+    throughputPostgresCpuMsPerDelivery: round((use.postgresCpuS * 1000) / total, 3),
+  });
+  bench.row('2 throughput', `deliveries/s, first → last arrival (${total})`, allDurable ? perSec : `${perSec} (NOT all durable)`);
+  bench.ratioRow('2 throughput', 'throughputRatio', perSec, allDurable);
+  bench.row(
+    '2 throughput',
+    'all succeeded in the DB / duplicates',
+    `${durable.counts.succeeded ?? 0} of ${total} / ${arrived.count - arrived.unique}`,
+  );
+  bench.row('2 throughput', 'deliveries/s until all durable', durablePerSec);
+  bench.row('2 throughput', 'attempts by outcome', formatCounts(attempts));
+  bench.row(
+    '2 throughput',
+    'CPU ms per delivery: Hookline / PostgreSQL',
+    `${round((use.hooklineCpuS * 1000) / total, 3)} / ${round((use.postgresCpuS * 1000) / total, 3)}`,
+  );
+  bench.log(`  ${perSec}/s first→last arrival over ${Math.round(spanMs)} ms; DB: ${JSON.stringify(durable.counts)}`);
+}
