@@ -1,5 +1,5 @@
 /**
- * The issue-5 comparison, "axios with a keep-alive agent or undici?": the same signed POSTs
+ * The HTTP-client comparison, "axios with a keep-alive agent or undici?": the same signed POSTs
  * (bench/load-http.ts) sent to the same receiver by each client, at the same concurrency and the
  * same number of sockets per origin, one client at a time in its own process, in rotating order.
  * Requests/s and the client process's CPU time per request (user + system) are reported; the

@@ -7,7 +7,7 @@
  *
  * Clients:
  *   undici         undici.request + Agent, time limits on the Agent (headers/body timeouts): the ceiling
- *   undici-signal  the same plus a per-request AbortSignal.timeout (what the sender did before attempt-deadlines.ts)
+ *   undici-signal  the same plus a per-request AbortSignal.timeout (the alternative to src/dispatch/attempt-deadlines.ts)
  *   undici-dispatch the same Agent through its lower-level `dispatch` with a handler that collects the
  *                  answer (no response stream, no async iterator)
  *   axios          axios.post with an http.Agent({ keepAlive: true, maxSockets }), timeout option, no redirects

@@ -113,8 +113,7 @@ export class Child {
  * Node flags of the benchmark's own processes (receiver, load generators), not Hookline's: no
  * memory reducer. When a process's allocation slows down, V8 runs a few full collections over the
  * next seconds to shrink its heap, marking on background threads too; on two cores that CPU is
- * taken from the processes being measured. The orchestrator's did so in the middle of the latency
- * phase, and those were its slowest seconds (bench/README.md, the tenth session).
+ * taken from the processes being measured.
  */
 export const HELPER_NODE_FLAGS = ['--no-memory-reducer'];
 

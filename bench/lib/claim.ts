@@ -158,7 +158,7 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
       }
     }
     if (claimed !== expected) throw new Error(`the claim returned ${claimed} rows, expected ${expected}`);
-    // The plan of the claim, as PostgreSQL ran it, for the README.
+    // The plan of the claim, as PostgreSQL ran it, kept in results.json.
     await client.query('BEGIN');
     let plan = '';
     try {
