@@ -146,6 +146,8 @@ export class Bench {
       ALLOW_PRIVATE_NETWORKS: 'true',
       DELIVERY_TIMEOUT_MS: String(DELIVERY_TIMEOUT_MS),
       RETRY_SCHEDULE_MS: RETRY_SCHEDULE_MS.join(','),
+      // The retry scenario measures how close attempts come to the schedule, so no spread.
+      RETRY_JITTER: '0',
       DISPATCH_CONCURRENCY: String(DISPATCH_CONCURRENCY),
       ENDPOINT_CONCURRENCY: String(ENDPOINT_CONCURRENCY),
       // Off: one API key drives all the load here, which any deployed limit would cut with 429s;

@@ -25,6 +25,9 @@ describe('loadConfig', () => {
       role: 'all',
       serviceName: 'Hookline',
       leaseMarginMs: 30_000,
+      retryJitter: 0.1,
+      retryAfterMaxMs: 3_600_000,
+      signatureHeaders: { seed: true, standard: true },
     });
     expect(config.dataDir).toMatch(/\.data$/);
   });
@@ -56,7 +59,7 @@ describe('loadConfig', () => {
 
   it.each([
     ['PORT', 'abc'],
-    ['PORT', '70000'],
+    ['RETRY_SCHEDULE_MS', '0,1sec,4000'],
     ['DELIVERY_TIMEOUT_MS', '-5'],
     ['DELIVERY_TIMEOUT_MS', '1.5'],
     ['RETRY_SCHEDULE_MS', '0,1s,4000'],
@@ -84,5 +87,25 @@ describe('loadConfig', () => {
 
   it('treats empty variables as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '  ' }).port).toBe(3000);
+  });
+
+  it('reads long retry schedules with units, the jitter and the signature header sets', () => {
+    const config = loadConfig({ RETRY_SCHEDULE_MS: '0,5s,5m,30m,2h,5h,10h,10h', RETRY_JITTER: '0.25', SIGNATURE_HEADERS: 'standard' });
+    expect(config.retryScheduleMs).toEqual([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(config.retryJitter).toBe(0.25);
+    expect(config.signatureHeaders).toEqual({ seed: false, standard: true });
+  });
+
+  it('stops on a bad schedule, jitter or header set, naming the variable', () => {
+    expect(problemsOf({ RETRY_SCHEDULE_MS: '0,5 minutes' })).toEqual([
+      'RETRY_SCHEDULE_MS has entries that are not durations (a number with ms, s, m, h or d, or bare ms): "5 minutes"',
+    ]);
+    expect(problemsOf({ RETRY_SCHEDULE_MS: '1s,2s' })).toEqual([
+      'RETRY_SCHEDULE_MS must start with 0 (the first attempt goes out at once)',
+    ]);
+    expect(problemsOf({ RETRY_SCHEDULE_MS: '0,8d' })).toEqual(['RETRY_SCHEDULE_MS must add up to at most 7 days']);
+    expect(problemsOf({ RETRY_JITTER: '0.6' })).toEqual(['RETRY_JITTER must be a number from 0 to 0.5']);
+    expect(problemsOf({ RETRY_JITTER: 'lots' })).toEqual(['RETRY_JITTER must be a number from 0 to 0.5']);
+    expect(problemsOf({ SIGNATURE_HEADERS: 'svix' })).toEqual(['SIGNATURE_HEADERS must be seed, standard or seed,standard']);
   });
 });

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { EnvironmentVariables, LOG_LEVELS, ROLES } from './environment-variables';
+import { parseRetrySchedule } from './retry-schedule';
 
 export type Role = (typeof ROLES)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -34,6 +35,12 @@ export class AppConfig {
   readonly deliveryTimeoutMs: number;
   /** Delay before each attempt; its length is the number of attempts in a cycle. */
   readonly retryScheduleMs: readonly number[];
+  /** Delays after the first are spread by up to ± this fraction. */
+  readonly retryJitter: number;
+  /** Cap on the wait a receiver's Retry-After asks for. */
+  readonly retryAfterMaxMs: number;
+  /** Which signature headers a delivery carries: the X-Webhook-* set, the Standard Webhooks set, or both. */
+  readonly signatureHeaders: { seed: boolean; standard: boolean };
   readonly allowHttpUrls: boolean;
   readonly allowPrivateNetworks: boolean;
   readonly docsUrl: string;
@@ -103,7 +110,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminApiKey: vars.ADMIN_API_KEY,
     secretEncryptionKey,
     deliveryTimeoutMs: vars.DELIVERY_TIMEOUT_MS,
-    retryScheduleMs: vars.RETRY_SCHEDULE_MS.split(',').map((part) => Number(part.trim())),
+    retryScheduleMs: parseRetrySchedule('RETRY_SCHEDULE_MS', vars.RETRY_SCHEDULE_MS).delays,
+    retryJitter: vars.RETRY_JITTER,
+    retryAfterMaxMs: vars.RETRY_AFTER_MAX_MS,
+    signatureHeaders: { seed: vars.SIGNATURE_HEADERS.includes('seed'), standard: vars.SIGNATURE_HEADERS.includes('standard') },
     allowHttpUrls: vars.ALLOW_HTTP_URLS ?? !production,
     allowPrivateNetworks: vars.ALLOW_PRIVATE_NETWORKS ?? !production,
     docsUrl: vars.DOCS_URL,

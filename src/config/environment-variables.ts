@@ -1,5 +1,20 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateBy,
+} from 'class-validator';
+import { parseRetrySchedule } from './retry-schedule';
 
 const toInt = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
@@ -30,7 +45,26 @@ function BooleanFlag(): PropertyDecorator {
   };
 }
 
+/** A retry schedule with optional units; the message is the parser's, naming the variable. */
+function RetrySchedule(): PropertyDecorator {
+  return ValidateBy({
+    name: 'retrySchedule',
+    validator: {
+      validate: (value: unknown, args) => typeof value === 'string' && parseRetrySchedule(args!.property, value).problems.length === 0,
+      defaultMessage: (args) =>
+        typeof args!.value === 'string'
+          ? parseRetrySchedule(args!.property, args!.value).problems.join('; ')
+          : `${args!.property} must be text`,
+    },
+  });
+}
+
+const toNumber = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
+
 export const ROLES = ['all', 'api', 'worker'] as const;
+/** `seed`: the X-Webhook-* headers; `standard`: the Standard Webhooks webhook-* headers. */
+export const SIGNATURE_HEADER_SETS = ['seed,standard', 'standard,seed', 'seed', 'standard'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -77,10 +111,23 @@ export class EnvironmentVariables {
   @IntegerInRange(100, 600_000)
   DELIVERY_TIMEOUT_MS = 10_000;
 
-  @Matches(/^\s*\d{1,9}\s*(,\s*\d{1,9}\s*){0,19}$/, {
-    message: 'RETRY_SCHEDULE_MS must be 1 to 20 comma-separated non-negative integers, e.g. "0,1000,4000"',
-  })
+  /** Delay before each attempt: `0,1000,4000` or with units, `0,5s,5m,30m,2h,5h,10h,10h`. */
+  @RetrySchedule()
   RETRY_SCHEDULE_MS = '0,1000,4000';
+
+  /** Each delay after the first is spread by up to ± this fraction, so failures that came together do not retry together. */
+  @Transform(toNumber)
+  @IsNumber({}, { message: 'RETRY_JITTER must be a number from 0 to 0.5' })
+  @Min(0, { message: 'RETRY_JITTER must be a number from 0 to 0.5' })
+  @Max(0.5, { message: 'RETRY_JITTER must be a number from 0 to 0.5' })
+  RETRY_JITTER = 0.1;
+
+  /** The longest a receiver's Retry-After can push an attempt back. */
+  @IntegerInRange(0, 7 * 24 * 3_600_000)
+  RETRY_AFTER_MAX_MS = 3_600_000;
+
+  @IsIn(SIGNATURE_HEADER_SETS, { message: 'SIGNATURE_HEADERS must be seed, standard or seed,standard' })
+  SIGNATURE_HEADERS: (typeof SIGNATURE_HEADER_SETS)[number] = 'seed,standard';
 
   @IsOptional()
   @BooleanFlag()
