@@ -59,10 +59,10 @@ describe('loadConfig', () => {
 
   it.each([
     ['PORT', 'abc'],
-    ['RETRY_SCHEDULE_MS', '0,1sec,4000'],
+    ['PORT', '70000'],
     ['DELIVERY_TIMEOUT_MS', '-5'],
     ['DELIVERY_TIMEOUT_MS', '1.5'],
-    ['RETRY_SCHEDULE_MS', '0,1s,4000'],
+    ['RETRY_SCHEDULE_MS', '0,-1s,4000'],
     ['RETRY_SCHEDULE_MS', ','],
     ['ALLOW_HTTP_URLS', 'maybe'],
     ['ALLOW_PRIVATE_NETWORKS', '2'],
