@@ -111,4 +111,45 @@ describe('input rules', () => {
       );
     });
   });
+
+  describe('a field named like an Object.prototype member', () => {
+    const NAMES = ['constructor', '__proto__', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf'];
+    const valid = '"name":"endpoint","url":"https://hooks.example.com/in","events":["order.created"]';
+    const data = '"id":"ord_1","orderNumber":"1001","status":"PENDING","total":1,"currency":"EUR"';
+
+    /** Raw JSON text: `JSON.parse` keeps `__proto__` as an own key, as the body parser does. */
+    function post(text: string): Parameters<TestApp['api']>[1] {
+      return { method: 'POST', body: text, headers: { 'Content-Type': 'application/json' } };
+    }
+
+    it.each(NAMES)('is refused like any unknown field in a webhook body: %s', async (name) => {
+      await refused('/webhooks', post(`{${valid},"${name}":{"isActive":false}}`), 400, `property ${name} should not exist`);
+    });
+
+    it.each(NAMES)('is refused in the other bodies too: %s', async (name) => {
+      await refused('/stores', post(`{"name":"shop","${name}":1}`), 400, `property ${name} should not exist`);
+      await refused('/api-keys', post(`{"name":"k","scopes":["webhooks:read"],"${name}":1}`), 400, `property ${name} should not exist`);
+      const hook = await createWebhook(t, {});
+      const before = await t.db.query('SELECT * FROM webhooks WHERE id = $1', [hook.id]);
+      await expectError(
+        await t.api(`/webhooks/${hook.id}`, {
+          method: 'PUT',
+          body: `{"${name}":{"name":"renamed"}}`,
+          headers: { 'Content-Type': 'application/json' },
+        }),
+        400,
+        `property ${name} should not exist`,
+      );
+      expect(await t.db.query('SELECT * FROM webhooks WHERE id = $1', [hook.id])).toEqual(before);
+    });
+
+    it.each(NAMES)("is refused inside an event's data, which is delivered byte for byte: %s", async (name) => {
+      await refused('/events', post(`{"type":"order.created","data":{${data},"${name}":1}}`), 400, `data.${name} is not allowed`);
+    });
+
+    it.each(NAMES)('is refused as a query parameter: %s', async (name) => {
+      await expectError(await t.api(`/webhooks?${name}=1`), 400, `property ${name} should not exist`);
+      await expectError(await t.api(`/stores?limit=5&${name}=x`), 400, `property ${name} should not exist`);
+    });
+  });
 });

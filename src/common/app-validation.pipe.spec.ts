@@ -1,7 +1,7 @@
 import { ArgumentMetadata, BadRequestException, ValidationPipe } from '@nestjs/common';
 import { IsInt, IsOptional, IsString, MaxLength } from 'class-validator';
 import { ListWebhooksQuery } from '../webhooks/dto/list-webhooks.query';
-import { AppValidationPipe } from './app-validation.pipe';
+import { AppValidationPipe, prototypeNamedKeys } from './app-validation.pipe';
 
 class NeedsName {
   @IsString()
@@ -108,5 +108,39 @@ describe('AppValidationPipe', () => {
     await expect(pipe.transform({ url: 'https://x' }, body(NeedsUrl))).resolves.toEqual(
       Object.assign(new NeedsUrl(), { url: 'https://x' }),
     );
+  });
+
+  it.each(['constructor', '__proto__', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__'])(
+    'refuses an unknown field named %s like any unknown field, beside the other problems',
+    async (name) => {
+      const value = JSON.parse(`{"${name}": {"polluted": true}, "note": 5}`) as unknown;
+      expect(await problems(pipe, value, body(NeedsUrl))).toEqual([
+        `property ${name} should not exist`,
+        'url is required',
+        'note must be a string',
+      ]);
+      expect(await problems(pipe, JSON.parse(`{"${name}": "1"}`), query(ListWebhooksQuery))).toEqual([`property ${name} should not exist`]);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    },
+  );
+});
+
+describe('prototypeNamedKeys', () => {
+  it('finds them at any depth, naming nested ones by their path', () => {
+    const value = JSON.parse(
+      '{"type":"x","data":{"id":1,"__proto__":{"a":1},"items":[{"ok":1},{"constructor":2}]},"toString":3}',
+    ) as unknown;
+    expect(prototypeNamedKeys(value)).toEqual([
+      'data.__proto__ is not allowed',
+      'data.items[1].constructor is not allowed',
+      'property toString should not exist',
+    ]);
+  });
+
+  it('finds nothing in ordinary values, and does not look at values, only keys', () => {
+    expect(prototypeNamedKeys({ name: 'constructor', events: ['__proto__'], nested: { deeper: { a: [1, null, 'x'] } } })).toEqual([]);
+    expect(prototypeNamedKeys(null)).toEqual([]);
+    expect(prototypeNamedKeys('constructor')).toEqual([]);
+    expect(prototypeNamedKeys(Object.create(null))).toEqual([]);
   });
 });
