@@ -9,6 +9,7 @@ import type { AppConfig } from './config/app-config';
 import { API_PREFIX, UNPREFIXED_ROUTES } from './common/api-prefix';
 import { answerClientErrorsInJson } from './common/client-errors';
 import { errorBody } from './common/error-response';
+import { JSON_MEDIA_TYPES, requireJsonContentType } from './common/json-content-type';
 import { rejectDeepJson } from './common/json-depth';
 import { setupSwagger } from './common/swagger';
 
@@ -40,7 +41,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   });
   app.use(app.get<RequestHandler>(HTTP_LOGGER));
   app.use(httpMetrics(app.get(Metrics)));
-  app.useBodyParser('json', { limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] });
+  app.use(requireJsonContentType);
+  app.useBodyParser('json', { limit: BODY_LIMIT, type: JSON_MEDIA_TYPES });
   // Nest turns body-parser's SyntaxError into a 400 carrying the parser's own text ("Unexpected
   // token 'n', "null" is not valid JSON"); passed on as a plain error, it reaches AllExceptionsFilter
   // with its `type`, and the filter answers with its own message.

@@ -322,11 +322,11 @@ describe('API keys (POST/GET/DELETE /api-keys)', () => {
   });
 
   it.each<[string, unknown, string]>([
-    ['name missing', { scopes: ['webhooks:read'] }, 'name must be 1 to 200 characters'],
+    ['name missing', { scopes: ['webhooks:read'] }, 'name is required'],
     ['name empty', { name: '', scopes: ['webhooks:read'] }, 'name must be 1 to 200 characters'],
     ['name of 201 characters', { name: 'k'.repeat(201), scopes: ['webhooks:read'] }, 'name must be 1 to 200 characters'],
     ['name a number', { name: 5, scopes: ['webhooks:read'] }, 'name must be a string'],
-    ['scopes missing', { name: 'k' }, 'scopes must be an array of scopes'],
+    ['scopes missing', { name: 'k' }, 'scopes is required'],
     ['scopes a string', { name: 'k', scopes: 'webhooks:read' }, 'scopes must be an array of scopes'],
     ['scopes empty', { name: 'k', scopes: [] }, 'scopes must name at least one scope'],
     ['an unknown scope', { name: 'k', scopes: ['webhooks:admin'] }, `each scope must be one of: ${SCOPES.join(', ')}`],
@@ -373,7 +373,7 @@ describe('stores (POST/GET /stores, POST /stores/:id/api-keys)', () => {
   });
 
   it.each<[string, unknown, string]>([
-    ['name missing', {}, 'name must be a string'],
+    ['name missing', {}, 'name is required'],
     ['name empty', { name: '' }, 'name must be 1 to 200 characters'],
     ['name of 201 characters', { name: 's'.repeat(201) }, 'name must be 1 to 200 characters'],
     ['name a number', { name: 7 }, 'name must be a string'],

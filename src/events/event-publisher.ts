@@ -51,7 +51,7 @@ export class EventPublisher {
   ) {}
 
   async publish<T extends EventType>(storeId: string, type: T, data: EventData<T>, options: PublishOptions = {}): Promise<PublishedEvent> {
-    if (!isEventType(type)) throw EventError.unknownType();
+    if (!isEventType(type)) throw EventError.unknownType(type);
     const problems = validateEventData(type, data);
     if (problems.length > 0) throw EventError.invalidData(problems);
 

@@ -1,3 +1,4 @@
+import { unknownEventTypeMessage } from '../catalogue/unknown-event-type';
 import { DomainError, DomainErrorKind } from '../common/domain-error';
 
 export enum EventErrorCode {
@@ -17,8 +18,8 @@ export class EventError extends DomainError<EventErrorCode> {
     super(code, kind, message, problems);
   }
 
-  static unknownType(): EventError {
-    return new EventError(EventErrorCode.UnknownType, DomainErrorKind.Invalid, 'type must be one of the event types of GET /event-types');
+  static unknownType(type: unknown): EventError {
+    return new EventError(EventErrorCode.UnknownType, DomainErrorKind.Invalid, unknownEventTypeMessage('type', type));
   }
 
   /** `problems` names each field of `data` that breaks its type's shape. */

@@ -1,4 +1,4 @@
-import { BadRequestException, Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { newId } from '../common/ids';
 import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
 import type { CreateWebhookDto } from './dto/create-webhook.dto';
@@ -8,6 +8,7 @@ import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.respon
 import { generateSigningSecret, SecretCipher } from './secret-cipher';
 import { UrlPolicy, UrlPolicyError } from './url-policy';
 import type { Webhook } from './webhook.entity';
+import { WebhookError } from './webhook.errors';
 import { DeactivationHandler, WebhookChanges, WebhookRepository } from './webhook.repository';
 
 const UPDATABLE = ['name', 'url', 'events', 'isActive'] as const;
@@ -64,32 +65,30 @@ export class WebhooksService {
   async update(storeId: string, id: string, dto: UpdateWebhookDto): Promise<WebhookResponse> {
     const changes: WebhookChanges = {};
     for (const field of UPDATABLE) if (dto[field] !== undefined) Object.assign(changes, { [field]: dto[field] });
-    if (Object.keys(changes).length === 0) {
-      throw new BadRequestException([`provide at least one of ${UPDATABLE.join(', ')}`]);
-    }
+    if (Object.keys(changes).length === 0) throw WebhookError.nothingToUpdate(UPDATABLE);
     await this.require(storeId, id);
     if (changes.url !== undefined) changes.url = await this.checkUrl(changes.url);
     const updated = await this.webhooks.update(storeId, id, changes, this.deactivationHandlers);
-    if (!updated) throw notFound(id);
+    if (!updated) throw WebhookError.notFound(id);
     return WebhookResponse.of(updated);
   }
 
   async delete(storeId: string, id: string): Promise<void> {
-    if (!(await this.webhooks.delete(storeId, id))) throw notFound(id);
+    if (!(await this.webhooks.delete(storeId, id))) throw WebhookError.notFound(id);
   }
 
   /** A new secret signs from now on; the old one stops at once. */
   async rotateSecret(storeId: string, id: string): Promise<WebhookWithSecretResponse> {
     const secret = generateSigningSecret();
     const updated = await this.webhooks.setSecret(storeId, id, this.cipher.encrypt(secret, id));
-    if (!updated) throw notFound(id);
+    if (!updated) throw WebhookError.notFound(id);
     return { ...WebhookResponse.of(updated), secret };
   }
 
-  /** The endpoint, or 404 (also when it belongs to another store: never 403, which would confirm it exists). */
+  /** The endpoint, or `WebhookError.notFound` (also when it belongs to another store: never a 403, which would confirm it exists). */
   async require(storeId: string, id: string): Promise<Webhook> {
     const webhook = await this.webhooks.findInStore(storeId, id);
-    if (!webhook) throw notFound(id);
+    if (!webhook) throw WebhookError.notFound(id);
     return webhook;
   }
 
@@ -97,12 +96,8 @@ export class WebhooksService {
     try {
       return (await this.urlPolicy.assertRegistrable(raw)).toString();
     } catch (error) {
-      if (error instanceof UrlPolicyError) throw new BadRequestException([error.message]);
+      if (error instanceof UrlPolicyError) throw WebhookError.invalidUrl(error.message);
       throw error;
     }
   }
-}
-
-function notFound(id: string): NotFoundException {
-  return new NotFoundException(`Webhook ${id} not found`);
 }

@@ -1,10 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsObject } from 'class-validator';
 import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
+import { unknownEventTypeMessage } from '../../catalogue/unknown-event-type';
 
 export class PublishEventDto {
   @ApiProperty({ enum: EVENT_TYPES, example: 'order.created' })
-  @IsIn(EVENT_TYPES, { message: 'type must be one of the event types of GET /event-types' })
+  @IsIn(EVENT_TYPES, { message: ({ value }) => unknownEventTypeMessage('type', value) })
   type: EventType;
 
   @ApiProperty({

@@ -12,21 +12,12 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
+import { unknownEventTypeMessage } from '../../catalogue/unknown-event-type';
 import { MAX_URL_LENGTH } from '../url-policy';
 
 const EVENTS_NOT_AN_ARRAY = 'events must be an array of event types';
 
-/**
- * Names the offending entries: class-validator fills `$value` in only for a primitive, so with
- * `each` on an array the message used to read "unknown event type ($value)".
- */
-function unknownEventTypesMessage(value: unknown): string {
-  if (!Array.isArray(value)) return EVENTS_NOT_AN_ARRAY;
-  const unknown = value.filter((type) => !(EVENT_TYPES as readonly unknown[]).includes(type));
-  return `events contains an unknown event type (${unknown.map((type) => JSON.stringify(type)).join(', ')}); see GET /event-types`;
-}
-
-/** The body's rules; the URL policy (scheme, addresses) is checked by the service. */
+/** The URL policy (scheme, addresses) is checked by the service; the rest here (docs/input-rules.md). */
 export class CreateWebhookDto {
   @ApiProperty({ example: 'ERP order sync', minLength: 1, maxLength: 200 })
   @IsString({ message: 'name must be a string' })
@@ -47,7 +38,10 @@ export class CreateWebhookDto {
   @ArrayMinSize(1, { message: 'events must contain at least one event type' })
   @ArrayMaxSize(EVENT_TYPES.length, { message: `events must contain at most ${EVENT_TYPES.length} event types` })
   @ArrayUnique({ message: 'events must not contain duplicates' })
-  @IsIn(EVENT_TYPES, { each: true, message: ({ value }) => unknownEventTypesMessage(value) })
+  @IsIn(EVENT_TYPES, {
+    each: true,
+    message: ({ value }) => (Array.isArray(value) ? unknownEventTypeMessage('events', value) : EVENTS_NOT_AN_ARRAY),
+  })
   events: EventType[];
 
   @ApiPropertyOptional({ default: true })

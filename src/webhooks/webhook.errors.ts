@@ -1,0 +1,31 @@
+import { DomainError, DomainErrorKind } from '../common/domain-error';
+
+export enum WebhookErrorCode {
+  NotFound = 'webhook_not_found',
+  InvalidUrl = 'invalid_webhook_url',
+  NothingToUpdate = 'nothing_to_update',
+}
+
+/**
+ * What the endpoint operations can refuse. Other modules (dispatch, events) reach endpoints through
+ * `WebhooksService.require` and get this class too; the HTTP edge maps the kind to a status.
+ */
+export class WebhookError extends DomainError<WebhookErrorCode> {
+  private constructor(code: WebhookErrorCode, kind: DomainErrorKind, message: string) {
+    super(code, kind, message);
+  }
+
+  /** Also for another store's endpoint: its existence is not revealed. */
+  static notFound(id: string): WebhookError {
+    return new WebhookError(WebhookErrorCode.NotFound, DomainErrorKind.NotFound, `Webhook ${id} not found`);
+  }
+
+  /** `reason` is the URL policy's sentence ("url must use https://"). */
+  static invalidUrl(reason: string): WebhookError {
+    return new WebhookError(WebhookErrorCode.InvalidUrl, DomainErrorKind.Invalid, reason);
+  }
+
+  static nothingToUpdate(fields: readonly string[]): WebhookError {
+    return new WebhookError(WebhookErrorCode.NothingToUpdate, DomainErrorKind.Invalid, `provide at least one of ${fields.join(', ')}`);
+  }
+}

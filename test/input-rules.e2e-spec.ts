@@ -1,0 +1,155 @@
+import { startApp, TestApp } from './support/app';
+import { createWebhook, expectError, rowCounts } from './support/expectations';
+
+/**
+ * The input rules of every route, each in the words a client is meant to read (docs/input-rules.md).
+ * Every refusal is checked to have stored nothing.
+ */
+describe('input rules', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '0' } });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  /** Sends `init` to `path` and expects a 400/415… with `message`, and no change to any table. */
+  async function refused(path: string, init: Parameters<TestApp['api']>[1], status: number, message?: string | RegExp): Promise<string[]> {
+    const before = await rowCounts(t.db);
+    const body = await expectError(await t.api(path, init), status, message);
+    expect(await rowCounts(t.db)).toEqual(before);
+    return Array.isArray(body.message) ? body.message : [body.message];
+  }
+
+  describe('a missing required field', () => {
+    const webhook = { name: 'endpoint', url: 'https://hooks.example.com/in', events: ['order.created'] };
+    const key = { name: 'key', scopes: ['webhooks:read'] };
+    const event = { type: 'order.created', data: { id: 'ord_1', orderNumber: '1001', status: 'PENDING', total: 1, currency: 'EUR' } };
+
+    it.each<[string, string, string, Record<string, unknown>]>([
+      ['POST /webhooks', 'name', '/webhooks', webhook],
+      ['POST /webhooks', 'url', '/webhooks', webhook],
+      ['POST /webhooks', 'events', '/webhooks', webhook],
+      ['POST /api-keys', 'name', '/api-keys', key],
+      ['POST /api-keys', 'scopes', '/api-keys', key],
+      ['POST /stores/:id/api-keys', 'name', '/stores/st_default/api-keys', key],
+      ['POST /stores', 'name', '/stores', { name: 'shop' }],
+      ['POST /events', 'type', '/events', event],
+      ['POST /events', 'data', '/events', event],
+    ])('%s without %s is answered "… is required" and nothing else about it', async (_route, field, path, valid) => {
+      const json = Object.fromEntries(Object.entries(valid).filter(([name]) => name !== field));
+      expect(await refused(path, { method: 'POST', json }, 400)).toEqual([`${field} is required`]);
+    });
+
+    it('is listed beside the other problems of the body, one line per field', async () => {
+      const messages = await refused('/webhooks', { method: 'POST', json: { name: '' } }, 400);
+      expect(messages.sort()).toEqual(['events is required', 'name must be 1 to 200 characters', 'url is required']);
+    });
+
+    it('is every field of a body that is empty or absent', async () => {
+      const all = ['events is required', 'name is required', 'url is required'];
+      expect((await refused('/webhooks', { method: 'POST', json: {} }, 400)).sort()).toEqual(all);
+      expect((await refused('/webhooks', { method: 'POST' }, 400)).sort()).toEqual(all);
+    });
+  });
+
+  describe('a body that is not declared as JSON', () => {
+    const json = JSON.stringify({ name: 'endpoint', url: 'https://hooks.example.com/in', events: ['order.created'] });
+
+    it.each([
+      ['a form', 'application/x-www-form-urlencoded', 'name=a&url=https://hooks.example.com/in'],
+      ['text, even if it holds JSON', 'text/plain', json],
+      ['XML', 'application/xml', '<webhook/>'],
+    ])('is answered 415 naming application/json: %s', async (_case, contentType, body) => {
+      const message = `The request body must be JSON sent with Content-Type: application/json (got Content-Type "${contentType}")`;
+      await refused('/webhooks', { method: 'POST', body, headers: { 'Content-Type': contentType } }, 415, message);
+    });
+
+    it('is answered 415 on every route that takes a body, without a Content-Type too', async () => {
+      const hook = await createWebhook(t, {});
+      const message = /must be JSON sent with Content-Type: application\/json/;
+      await refused(`/webhooks/${hook.id}`, { method: 'PUT', body: 'name=x', headers: { 'Content-Type': 'text/plain' } }, 415, message);
+      await refused('/events', { method: 'POST', body: 'type=order.created', headers: { 'Content-Type': 'text/plain' } }, 415, message);
+      await refused('/stores', { method: 'POST', body: new TextEncoder().encode('{"name":"shop"}') }, 415, message);
+      // A request without a body needs no JSON Content-Type, whatever it declares.
+      const rotated = await t.api(`/webhooks/${hook.id}/rotate-secret`, { method: 'POST', headers: { 'Content-Type': 'text/plain' } });
+      expect(rotated.status).toBe(200);
+    });
+  });
+
+  describe('an unknown event type', () => {
+    it('is echoed when published, with the type it is probably a typo of', async () => {
+      const data = { id: 'ord_1', orderNumber: '1001', status: 'PENDING', total: 1, currency: 'EUR' };
+      await refused(
+        '/events',
+        { method: 'POST', json: { type: 'order.creatd', data } },
+        400,
+        'type is an unknown event type: "order.creatd" (did you mean "order.created"?); see GET /event-types',
+      );
+      await refused(
+        '/events',
+        { method: 'POST', json: { type: 'order.shipped', data } },
+        400,
+        'type is an unknown event type: "order.shipped"; see GET /event-types',
+      );
+    });
+
+    it('is answered in the same words when subscribed to, each unknown entry with its suggestion', async () => {
+      const json = {
+        name: 'endpoint',
+        url: 'https://hooks.example.com/in',
+        events: ['order.created', 'payment.recieved', 'ORDER.UPDATED'],
+      };
+      await refused(
+        '/webhooks',
+        { method: 'POST', json },
+        400,
+        'events contains unknown event types: "payment.recieved" (did you mean "payment.received"?), "ORDER.UPDATED" (did you mean "order.updated"?); see GET /event-types',
+      );
+    });
+  });
+
+  describe('a field named like an Object.prototype member', () => {
+    const NAMES = ['constructor', '__proto__', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf'];
+    const valid = '"name":"endpoint","url":"https://hooks.example.com/in","events":["order.created"]';
+    const data = '"id":"ord_1","orderNumber":"1001","status":"PENDING","total":1,"currency":"EUR"';
+
+    /** Raw JSON text: `JSON.parse` keeps `__proto__` as an own key, as the body parser does. */
+    function post(text: string): Parameters<TestApp['api']>[1] {
+      return { method: 'POST', body: text, headers: { 'Content-Type': 'application/json' } };
+    }
+
+    it.each(NAMES)('is refused like any unknown field in a webhook body: %s', async (name) => {
+      await refused('/webhooks', post(`{${valid},"${name}":{"isActive":false}}`), 400, `property ${name} should not exist`);
+    });
+
+    it.each(NAMES)('is refused in the other bodies too: %s', async (name) => {
+      await refused('/stores', post(`{"name":"shop","${name}":1}`), 400, `property ${name} should not exist`);
+      await refused('/api-keys', post(`{"name":"k","scopes":["webhooks:read"],"${name}":1}`), 400, `property ${name} should not exist`);
+      const hook = await createWebhook(t, {});
+      const before = await t.db.query('SELECT * FROM webhooks WHERE id = $1', [hook.id]);
+      await expectError(
+        await t.api(`/webhooks/${hook.id}`, {
+          method: 'PUT',
+          body: `{"${name}":{"name":"renamed"}}`,
+          headers: { 'Content-Type': 'application/json' },
+        }),
+        400,
+        `property ${name} should not exist`,
+      );
+      expect(await t.db.query('SELECT * FROM webhooks WHERE id = $1', [hook.id])).toEqual(before);
+    });
+
+    it.each(NAMES)("is refused inside an event's data, which is delivered byte for byte: %s", async (name) => {
+      await refused('/events', post(`{"type":"order.created","data":{${data},"${name}":1}}`), 400, `data.${name} is not allowed`);
+    });
+
+    it.each(NAMES)('is refused as a query parameter: %s', async (name) => {
+      await expectError(await t.api(`/webhooks?${name}=1`), 400, `property ${name} should not exist`);
+      await expectError(await t.api(`/stores?limit=5&${name}=x`), 400, `property ${name} should not exist`);
+    });
+  });
+});
