@@ -17,7 +17,20 @@ import {
 } from './support/expectations';
 import { Receiver } from './support/receiver';
 
-const WEBHOOK_KEYS = ['createdAt', 'events', 'id', 'isActive', 'name', 'updatedAt', 'url'];
+const WEBHOOK_KEYS = [
+  'createdAt',
+  'disabledAt',
+  'disabledReason',
+  'events',
+  'headers',
+  'id',
+  'isActive',
+  'name',
+  'retrySchedule',
+  'secretRotation',
+  'updatedAt',
+  'url',
+];
 const WITH_SECRET_KEYS = [...WEBHOOK_KEYS, 'secret'].sort();
 
 /** The 18 store event types in their 6 categories. */
@@ -65,6 +78,11 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
         url: 'https://hooks.example.com/in?store=1',
         events: ['order.created', 'payment.received'],
         isActive: true,
+        headers: {},
+        retrySchedule: null,
+        disabledReason: null,
+        disabledAt: null,
+        secretRotation: null,
         createdAt: expect.stringMatching(ISO_MS),
         updatedAt: body.createdAt,
         secret: expect.stringMatching(SECRET),
@@ -257,6 +275,8 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       ['url', { url: 'https://other.example.com/after' }],
       ['events', { events: ['customer.created'] }],
       ['isActive', { isActive: false }],
+      ['headers', { headers: { Authorization: 'Bearer 1' } }],
+      ['retrySchedule', { retrySchedule: [0, 60_000] }],
     ])('changes only %s and keeps every other field', async (_field, change) => {
       await new Promise((resolve) => setTimeout(resolve, 5)); // so that updatedAt can move
       const res = await put(change);
@@ -264,7 +284,9 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       const body = await expectJson<WebhookBody>(res, 200);
       const { secret, ...before } = hook;
       expect(Object.keys(body).sort()).toEqual(WEBHOOK_KEYS);
-      expect(body).toEqual({ ...before, ...change, updatedAt: expect.stringMatching(ISO_MS) });
+      // A person disabling an endpoint is the reason it is disabled.
+      const disabled = change.isActive === false ? { disabledReason: 'manual', disabledAt: expect.stringMatching(ISO_MS) } : {};
+      expect(body).toEqual({ ...before, ...change, ...disabled, updatedAt: expect.stringMatching(ISO_MS) });
       expect(Date.parse(body.updatedAt)).toBeGreaterThan(Date.parse(hook.updatedAt));
       expect(text).not.toContain(secret!);
       expect(await expectJson(await t.api(`/webhooks/${hook.id}`), 200)).toEqual(body);
@@ -284,7 +306,7 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
     });
 
     it.each<[string, unknown, string]>([
-      ['an empty body', {}, 'provide at least one of name, url, events, isActive'],
+      ['an empty body', {}, 'provide at least one of name, url, events, isActive, headers, retrySchedule'],
       ['name empty', { name: '' }, 'name must be 1 to 200 characters'],
       ['name of 201 characters', { name: 'x'.repeat(201) }, 'name must be 1 to 200 characters'],
       ['name null', { name: null }, 'name must be a string'],
@@ -311,7 +333,11 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
 
     it('refuses a PUT without a body or with malformed JSON, and changes nothing', async () => {
       const before = await webhookRow(t, hook.id);
-      await expectError(await t.api(`/webhooks/${hook.id}`, { method: 'PUT' }), 400, 'provide at least one of name, url, events, isActive');
+      await expectError(
+        await t.api(`/webhooks/${hook.id}`, { method: 'PUT' }),
+        400,
+        'provide at least one of name, url, events, isActive, headers, retrySchedule',
+      );
       await expectError(
         await t.api(`/webhooks/${hook.id}`, { method: 'PUT', body: '{"name":', headers: { 'Content-Type': 'application/json' } }),
         400,

@@ -1,5 +1,6 @@
 import { INACTIVE_ENDPOINT_ERROR } from './delivery.repository';
-import { AttemptRunner } from './attempt-runner';
+import { AttemptRunner, GONE_ERROR } from './attempt-runner';
+import type { SigningSecret } from './signature';
 import type { ClaimedDelivery } from './delivery.repository';
 import type { SendRequest, SendResult } from './webhook-sender';
 
@@ -15,6 +16,9 @@ function claimed(overrides: Partial<ClaimedDelivery> = {}): ClaimedDelivery {
     body: '{"id":"evt_1"}',
     url: 'https://example.test/hook',
     secretSealed: 'sealed',
+    previousSecretSealed: null,
+    headers: {},
+    retrySchedule: null,
     webhookActive: true,
     lockedCount: 1,
     ...overrides,
@@ -26,27 +30,41 @@ function answer(statusCode: number | null, error: string | null = null): SendRes
   return { startedAt: new Date(), durationMs: 12, statusCode, error, responseBody: null, succeeded };
 }
 
+const secret = (text: string): SigningSecret => ({ text, key: Buffer.from(text) });
+
 describe('AttemptRunner', () => {
   let sent: SendRequest[];
   let next: SendResult;
+  let gone: string[];
   let runner: AttemptRunner;
 
   beforeEach(() => {
     sent = [];
+    gone = [];
     next = answer(200);
     const metrics = { deliveryAttempts: counter(), deliveryAttemptDuration: counter(), deliveriesFinished: counter() };
     runner = new AttemptRunner(
-      { retryScheduleMs: [0, 1_000, 4_000] },
+      { retryScheduleMs: [0, 1_000, 4_000], retryJitter: 0, retryAfterMaxMs: 60_000 },
       { send: async (request: SendRequest) => (sent.push(request), next) },
-      { secretOf: (webhookId: string, sealed: string) => `secret:${webhookId}:${sealed}` },
+      { secretOf: (webhookId: string, sealed: string, which = 'current') => secret(`${which}:${webhookId}:${sealed}`) },
       metrics as never,
       'lease-1',
+      (webhookId) => gone.push(webhookId),
     );
   });
 
-  it('sends the stored body with the endpoint’s secret and marks a 2xx succeeded', async () => {
-    const outcome = await runner.run(claimed());
-    expect(sent).toEqual([{ url: 'https://example.test/hook', eventId: 'evt_1', body: '{"id":"evt_1"}', secret: 'secret:wh_1:sealed' }]);
+  it('sends the stored body with the endpoint’s secret and headers and marks a 2xx succeeded', async () => {
+    const outcome = await runner.run(claimed({ headers: { 'X-Store': 's1' } }));
+    expect(sent).toEqual([
+      {
+        url: 'https://example.test/hook',
+        eventId: 'evt_1',
+        body: '{"id":"evt_1"}',
+        secret: secret('current:wh_1:sealed'),
+        previousSecret: undefined,
+        headers: { 'X-Store': 's1' },
+      },
+    ]);
     expect(outcome).toMatchObject({ deliveryId: 'del_1', leaseToken: 'lease-1', status: 'succeeded', lastStatusCode: 200 });
     expect(outcome.attempt).toMatchObject({ number: 1, statusCode: 200, durationMs: 12 });
   });
@@ -67,5 +85,35 @@ describe('AttemptRunner', () => {
     const outcome = await runner.run(claimed({ webhookActive: false }));
     expect(sent).toEqual([]);
     expect(outcome).toMatchObject({ status: 'failed', attempt: null, lastError: INACTIVE_ENDPOINT_ERROR });
+  });
+
+  it('signs with the previous secret too while a rotation overlaps', async () => {
+    await runner.run(claimed({ previousSecretSealed: 'old' }));
+    expect(sent[0]).toMatchObject({ secret: secret('current:wh_1:sealed'), previousSecret: secret('previous:wh_1:old') });
+  });
+
+  it('follows the endpoint’s own schedule over the deployment’s', async () => {
+    next = answer(500, 'HTTP 500');
+    expect(await runner.run(claimed({ retrySchedule: [0, 300_000, 7_200_000] }))).toMatchObject({
+      status: 'pending',
+      retryDelayMs: 300_000,
+    });
+    expect(await runner.run(claimed({ retrySchedule: [0], cycleAttempt: 1 }))).toMatchObject({ status: 'failed' });
+  });
+
+  it('waits what a Retry-After asks, capped, and says so in the attempt log', async () => {
+    next = { ...answer(503, 'HTTP 503'), retryAfterMs: 2_000 };
+    expect(await runner.run(claimed())).toMatchObject({ status: 'pending', retryDelayMs: 2_000, lastError: 'HTTP 503, Retry-After 2 s' });
+    next = { ...answer(429, 'HTTP 429'), retryAfterMs: 7_200_000 };
+    const capped = await runner.run(claimed());
+    expect(capped).toMatchObject({ status: 'pending', retryDelayMs: 60_000, lastError: 'HTTP 429, Retry-After 7200 s (capped at 60 s)' });
+    expect(capped.attempt?.error).toBe('HTTP 429, Retry-After 7200 s (capped at 60 s)');
+  });
+
+  it('ends the delivery at once on 410 Gone and reports the endpoint gone', async () => {
+    next = answer(410, 'HTTP 410');
+    const outcome = await runner.run(claimed({ cycleAttempt: 1 }));
+    expect(outcome).toMatchObject({ status: 'failed', lastStatusCode: 410, lastError: GONE_ERROR });
+    expect(gone).toEqual(['wh_1']);
   });
 });

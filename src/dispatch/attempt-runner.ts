@@ -1,21 +1,27 @@
 import type { AppConfig } from '../config/app-config';
 import type { Metrics } from '../observability/metrics';
 import { INACTIVE_ENDPOINT_ERROR, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
-import { decideAfterAttempt } from './retry-policy';
+import { decideAfterAttempt, type RetryDecision } from './retry-policy';
 import type { SecretCache } from './secret-cache';
 import type { SendResult, WebhookSender } from './webhook-sender';
 
+/** The error of an attempt answered 410 Gone: the receiver says the endpoint is gone for good. */
+export const GONE_ERROR = 'HTTP 410 Gone: no more attempts, and the endpoint is disabled';
+
 /**
  * One attempt of a claimed delivery: sign and send it (WebhookSender), then decide what follows
- * (retry policy). The outcome is returned, not written: OutcomeRecorder writes it.
+ * (retry policy: the endpoint's schedule or the deployment's, the jitter, a Retry-After). The
+ * outcome is returned, not written: OutcomeRecorder writes it. A 410 Gone ends the delivery and
+ * calls `onGone`, which disables the endpoint.
  */
 export class AttemptRunner {
   constructor(
-    private readonly config: Pick<AppConfig, 'retryScheduleMs'>,
+    private readonly config: Pick<AppConfig, 'retryScheduleMs' | 'retryJitter' | 'retryAfterMaxMs'>,
     private readonly sender: Pick<WebhookSender, 'send'>,
     private readonly secrets: Pick<SecretCache, 'secretOf'>,
     private readonly metrics: Pick<Metrics, 'deliveryAttempts' | 'deliveryAttemptDuration' | 'deliveriesFinished'>,
     private readonly leaseToken: string,
+    private readonly onGone: (webhookId: string) => void = () => undefined,
   ) {}
 
   async run(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
@@ -37,10 +43,26 @@ export class AttemptRunner {
       eventId: delivery.eventId,
       body: delivery.body,
       secret: this.secrets.secretOf(delivery.webhookId, delivery.secretSealed),
+      previousSecret: delivery.previousSecretSealed
+        ? this.secrets.secretOf(delivery.webhookId, delivery.previousSecretSealed, 'previous')
+        : undefined,
+      headers: delivery.headers,
     });
     this.metrics.deliveryAttempts.inc({ outcome: result.succeeded ? 'success' : 'failure' });
     this.metrics.deliveryAttemptDuration.observe(result.durationMs / 1000);
-    const decision = decideAfterAttempt(result.succeeded, delivery.cycleAttempt, this.config.retryScheduleMs);
+    let decision: RetryDecision;
+    if (result.statusCode === 410) {
+      decision = { status: 'failed' };
+      result.error = GONE_ERROR;
+      this.onGone(delivery.webhookId);
+    } else {
+      const retryAfterMs = result.retryAfterMs === undefined ? undefined : Math.min(result.retryAfterMs, this.config.retryAfterMaxMs);
+      decision = decideAfterAttempt(result.succeeded, delivery.cycleAttempt, delivery.retrySchedule ?? this.config.retryScheduleMs, {
+        jitter: this.config.retryJitter,
+        retryAfterMs,
+      });
+      if (retryAfterMs !== undefined) result.error = `${result.error}, Retry-After ${describeWait(result.retryAfterMs!, retryAfterMs)}`;
+    }
     if (decision.status !== 'pending') this.metrics.deliveriesFinished.inc({ status: decision.status });
     return outcomeOf(
       { deliveryId: delivery.id, leaseToken: this.leaseToken, attemptNumber: delivery.attemptNumber },
@@ -75,4 +97,10 @@ export function outcomeOf(
     lastStatusCode: result.statusCode,
     lastError: result.error,
   };
+}
+
+/** How a Retry-After reads in the attempt log: `2 s`, or `7200 s (capped at 3600 s)`. */
+function describeWait(askedMs: number, cappedMs: number): string {
+  const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+  return askedMs > cappedMs ? `${seconds(askedMs)} (capped at ${seconds(cappedMs)})` : seconds(askedMs);
 }

@@ -19,6 +19,12 @@ export interface ClaimedDelivery {
   body: string;
   url: string;
   secretSealed: string;
+  /** The secret before a rotation, while its overlap lasts; null otherwise. */
+  previousSecretSealed: string | null;
+  /** The endpoint's own headers. */
+  headers: Record<string, string>;
+  /** The endpoint's own schedule, or null for the deployment's. */
+  retrySchedule: number[] | null;
   webhookActive: boolean;
   /**
    * Due rows the claim looked at, before the per-endpoint slots cut it down: when it is the whole
@@ -207,6 +213,8 @@ export class DeliveryRepository implements OnApplicationShutdown {
        RETURNING d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",
          d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
          e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
+         CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
+         w.headers, w.retry_schedule AS "retrySchedule",
          (SELECT count(*) FROM locked)::int AS "lockedCount"`,
       values: [
         limits.excluded,

@@ -1,6 +1,7 @@
 import type { AppConfig } from '../config/app-config';
 import type { PgNotifier } from '../database/pg-notifier';
 import type { Metrics } from '../observability/metrics';
+import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SecretCipher } from '../webhooks/secret-cipher';
 import type { AttemptOutcome, ClaimedDelivery, DeliveryRepository, EndpointLimits } from './delivery.repository';
 import { Dispatcher } from './dispatcher';
@@ -28,6 +29,9 @@ function claimed(webhookId: string): ClaimedDelivery {
     body: '{}',
     url: `https://${webhookId}.test/`,
     secretSealed: 'sealed',
+    previousSecretSealed: null,
+    headers: {},
+    retrySchedule: null,
     webhookActive: true,
     lockedCount: 0,
   };
@@ -99,7 +103,15 @@ describe('Dispatcher', () => {
     const metrics = { deliveryAttempts: counter, deliveryAttemptDuration: counter, deliveriesFinished: counter } as unknown as Metrics;
     const notifier = { listen: () => undefined, onReconnect: () => undefined } as unknown as PgNotifier;
     const cipher = { decrypt: () => 'whsec_test' } as unknown as SecretCipher;
-    dispatcher = new Dispatcher(CONFIG, repository as unknown as DeliveryRepository, sender, cipher, notifier, metrics);
+    dispatcher = new Dispatcher(
+      CONFIG,
+      repository as unknown as DeliveryRepository,
+      sender,
+      cipher,
+      notifier,
+      metrics,
+      {} as WebhooksService,
+    );
   });
 
   afterEach(async () => {

@@ -5,6 +5,7 @@ import { isDatabaseUnavailable } from '../common/database-errors';
 import { PgNotifier } from '../database/pg-notifier';
 import { Metrics } from '../observability/metrics';
 import { SecretCipher } from '../webhooks/secret-cipher';
+import { WebhooksService } from '../webhooks/webhooks.service';
 import { AttemptRunner } from './attempt-runner';
 import { AttemptOutcome, ClaimedDelivery, DeliveryRepository, HandOff } from './delivery.repository';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
@@ -70,12 +71,17 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     cipher: SecretCipher,
     private readonly notifier: PgNotifier,
     metrics: Metrics,
+    private readonly webhooks: WebhooksService,
   ) {
     this.leaseMs = config.deliveryTimeoutMs + config.leaseMarginMs;
     this.refillMin = Math.max(1, Math.floor(Math.min(config.dispatchConcurrency, CLAIM_BATCH) * REFILL_SHARE));
     this.endpointRefill = Math.max(1, Math.floor(config.endpointConcurrency * REFILL_SHARE));
     this.inFlight = new InFlight(config.dispatchConcurrency, config.endpointConcurrency);
-    this.runner = new AttemptRunner(config, sender, new SecretCache(cipher), metrics, this.leaseToken);
+    this.runner = new AttemptRunner(config, sender, new SecretCache(cipher), metrics, this.leaseToken, (webhookId) => {
+      this.webhooks
+        .disableGone(webhookId)
+        .catch((error: unknown) => this.logger.warn(`could not disable ${webhookId} after a 410: ${errorMessage(error)}`));
+    });
     this.timer = new RetryTimer(
       () => this.wake(),
       () => this.deliveries.nextDueAt(),

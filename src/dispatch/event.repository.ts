@@ -72,6 +72,7 @@ const PUBLISH_MANY = `
     RETURNING id, store_id, type
   ), targets AS (
     SELECT ev.id AS event_id, ev.store_id, ev.type, i.time_part, w.id AS webhook_id, w.url, w.secret_encrypted,
+      CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS previous_secret_encrypted, w.headers, w.retry_schedule,
       row_number() OVER (PARTITION BY w.id ORDER BY ev.id) AS k
     FROM ev JOIN input i ON i.id = ev.id
     JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
@@ -95,7 +96,7 @@ const PUBLISH_MANY = `
   SELECT coalesce((SELECT json_object_agg(event_id, n) FROM (SELECT event_id, count(*)::int AS n FROM fanned_out GROUP BY event_id) c), '{}') AS counts,
     (SELECT count(*) FROM ev)::int AS inserted,
     (SELECT count(*) FROM woken)::int AS woken,
-    (SELECT coalesce(json_agg(json_build_array(f.id, f.event_id, f.webhook_id, p.url, p.secret_encrypted)), '[]')
+    (SELECT coalesce(json_agg(json_build_array(f.id, f.event_id, f.webhook_id, p.url, p.secret_encrypted, p.previous_secret_encrypted, p.headers, p.retry_schedule)), '[]')
      FROM fanned_out f JOIN placed p ON p.event_id = f.event_id AND p.webhook_id = f.webhook_id
      WHERE f.leased) AS leased`;
 
@@ -106,7 +107,13 @@ export interface LeasedDelivery {
   webhookId: string;
   url: string;
   secretSealed: string;
+  previousSecretSealed: string | null;
+  headers: Record<string, string>;
+  retrySchedule: number[] | null;
 }
+
+/** A leased delivery as the statement answers it: [id, eventId, webhookId, url, secretSealed, previousSecretSealed, headers, retrySchedule]. */
+type LeasedRow = [string, string, string, string, string, string | null, Record<string, string>, number[] | null];
 
 export interface PublishedBatch {
   /** Fan-out count by event id. */
@@ -157,7 +164,7 @@ export class EventRepository {
       created_at: event.createdAt.toISOString(),
       time_part: timePart(event.id),
     }));
-    const result = await this.pool.query<{ counts: Record<string, number>; inserted: number; leased: string[][] }>({
+    const result = await this.pool.query<{ counts: Record<string, number>; inserted: number; leased: LeasedRow[] }>({
       name: 'hookline-publish-many',
       text: PUBLISH_MANY,
       values: [
@@ -176,7 +183,16 @@ export class EventRepository {
     if (inserted !== events.length) throw new Error(`published ${inserted} of ${events.length} events`);
     return {
       counts: new Map(events.map((event) => [event.id, counts[event.id] ?? 0])),
-      leased: leased.map(([id, eventId, webhookId, url, secretSealed]) => ({ id, eventId, webhookId, url, secretSealed })),
+      leased: leased.map(([id, eventId, webhookId, url, secretSealed, previousSecretSealed, headers, retrySchedule]) => ({
+        id,
+        eventId,
+        webhookId,
+        url,
+        secretSealed,
+        previousSecretSealed,
+        headers,
+        retrySchedule,
+      })),
     };
   }
 

@@ -26,4 +26,24 @@ describe('decideAfterAttempt', () => {
     expect(decideAfterAttempt(false, 1, [0, 50, 100, 200])).toEqual({ status: 'pending', delayMs: 50 });
     expect(decideAfterAttempt(false, 3, [0, 50, 100, 200])).toEqual({ status: 'pending', delayMs: 200 });
   });
+
+  it('spreads a delay by up to ± the jitter, evenly', () => {
+    expect(decideAfterAttempt(false, 1, DEFAULT, { jitter: 0.1, random: () => 0 })).toEqual({ status: 'pending', delayMs: 900 });
+    expect(decideAfterAttempt(false, 1, DEFAULT, { jitter: 0.1, random: () => 0.5 })).toEqual({ status: 'pending', delayMs: 1000 });
+    expect(decideAfterAttempt(false, 2, DEFAULT, { jitter: 0.1, random: () => 0.999999 })).toEqual({ status: 'pending', delayMs: 4400 });
+    const delays = Array.from(
+      { length: 2000 },
+      () => (decideAfterAttempt(false, 1, DEFAULT, { jitter: 0.2 }) as { delayMs: number }).delayMs,
+    );
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(800);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(1200);
+    // Spread over the whole range, not bunched: each fifth of it gets a share.
+    for (let low = 800; low < 1200; low += 80) expect(delays.filter((d) => d >= low && d < low + 80).length).toBeGreaterThan(250);
+  });
+
+  it('waits at least what a Retry-After asked for, and no less than the schedule', () => {
+    expect(decideAfterAttempt(false, 1, DEFAULT, { retryAfterMs: 2_000 })).toEqual({ status: 'pending', delayMs: 2_000 });
+    expect(decideAfterAttempt(false, 2, DEFAULT, { retryAfterMs: 2_000 })).toEqual({ status: 'pending', delayMs: 4_000 });
+    expect(decideAfterAttempt(false, 3, DEFAULT, { retryAfterMs: 2_000 })).toEqual({ status: 'failed' });
+  });
 });

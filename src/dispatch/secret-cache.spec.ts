@@ -1,22 +1,33 @@
 import { SecretCache } from './secret-cache';
 
 describe('SecretCache', () => {
-  const decrypt = jest.fn((sealed: string, webhookId: string) => `secret-of-${sealed}-${webhookId}`);
+  const decrypt = jest.fn((sealed: string, webhookId: string) => `whsec_${Buffer.from(`${sealed}-${webhookId}`).toString('base64')}`);
+  const text = (sealed: string, webhookId: string) => `whsec_${Buffer.from(`${sealed}-${webhookId}`).toString('base64')}`;
 
   beforeEach(() => decrypt.mockClear());
 
   it('decrypts an endpoint’s secret once', () => {
     const cache = new SecretCache({ decrypt });
-    expect(cache.secretOf('wh_1', 'sealed-1')).toBe('secret-of-sealed-1-wh_1');
-    expect(cache.secretOf('wh_1', 'sealed-1')).toBe('secret-of-sealed-1-wh_1');
+    expect(cache.secretOf('wh_1', 'sealed-1').text).toBe(text('sealed-1', 'wh_1'));
+    expect(cache.secretOf('wh_1', 'sealed-1')).toEqual({ text: text('sealed-1', 'wh_1'), key: Buffer.from('sealed-1-wh_1') });
     expect(decrypt).toHaveBeenCalledTimes(1);
   });
 
   it('decrypts again when the sealed secret changed (a rotation)', () => {
     const cache = new SecretCache({ decrypt });
     cache.secretOf('wh_1', 'sealed-1');
-    expect(cache.secretOf('wh_1', 'sealed-2')).toBe('secret-of-sealed-2-wh_1');
+    expect(cache.secretOf('wh_1', 'sealed-2').text).toBe(text('sealed-2', 'wh_1'));
     expect(decrypt).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps the secret before a rotation beside the current one, both bound to the endpoint', () => {
+    const cache = new SecretCache({ decrypt });
+    cache.secretOf('wh_1', 'new');
+    expect(cache.secretOf('wh_1', 'old', 'previous').text).toBe(text('old', 'wh_1'));
+    cache.secretOf('wh_1', 'new');
+    cache.secretOf('wh_1', 'old', 'previous');
+    expect(decrypt).toHaveBeenCalledTimes(2);
+    expect(decrypt).toHaveBeenLastCalledWith('old', 'wh_1');
   });
 
   it('stays within its capacity', () => {

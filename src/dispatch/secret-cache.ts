@@ -1,27 +1,31 @@
 import type { SecretCipher } from '../webhooks/secret-cipher';
+import { signingSecret, type SigningSecret } from './signature';
 
 const MAX_CACHED_SECRETS = 10_000;
 
 /**
- * Decrypted signing secrets by endpoint, so that an endpoint's secret is decrypted once, not on
- * every attempt. An entry is used only while the sealed value it came from is the current one, so
- * a rotated secret is picked up by the next claim.
+ * Decrypted signing secrets by endpoint, so that an endpoint's secret is decrypted (and its key
+ * decoded) once, not on every attempt. An entry is used only while the sealed value it came from
+ * is the current one, so a rotated secret is picked up by the next claim. The secret before a
+ * rotation has its own entry while its overlap lasts.
  */
 export class SecretCache {
-  private readonly secrets = new Map<string, { sealed: string; secret: string }>();
+  private readonly secrets = new Map<string, { sealed: string; secret: SigningSecret }>();
 
   constructor(
     private readonly cipher: Pick<SecretCipher, 'decrypt'>,
     private readonly capacity = MAX_CACHED_SECRETS,
   ) {}
 
-  secretOf(webhookId: string, sealed: string): string {
-    const cached = this.secrets.get(webhookId);
+  secretOf(webhookId: string, sealed: string, which: 'current' | 'previous' = 'current'): SigningSecret {
+    const key = which === 'current' ? webhookId : `${webhookId} previous`;
+    const cached = this.secrets.get(key);
     if (cached && cached.sealed === sealed) return cached.secret;
-    const secret = this.cipher.decrypt(sealed, webhookId);
+    // Both are sealed bound to the endpoint's id: a rotation moves the sealed value as it is.
+    const secret = signingSecret(this.cipher.decrypt(sealed, webhookId));
     // Bounded like the API-key cache: deleted endpoints' secrets do not stay in memory for good.
     if (this.secrets.size >= this.capacity) this.secrets.clear();
-    this.secrets.set(webhookId, { sealed, secret });
+    this.secrets.set(key, { sealed, secret });
     return secret;
   }
 }

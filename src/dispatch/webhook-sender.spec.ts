@@ -3,9 +3,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../config/app-config';
 import { UrlPolicy } from '../webhooks/url-policy';
+import { signingSecret } from './signature';
 import { RESPONSE_EXCERPT_BYTES, WebhookSender } from './webhook-sender';
 
-const SECRET = 'whsec_test-secret';
+const SECRET = signingSecret(`whsec_${Buffer.alloc(32, 9).toString('base64')}`);
+const OLD = signingSecret(`whsec_${Buffer.alloc(32, 3).toString('base64')}`);
 const BODY = '{"id":"evt_1","type":"order.created","timestamp":"2026-11-25T10:00:00.000Z","data":{}}';
 
 interface Seen {
@@ -56,7 +58,7 @@ describe('WebhookSender', () => {
     expect(headers['user-agent']).toMatch(/^Hookline-Webhook\/1\.0 \(\+.+\)$/);
     const timestamp = String(headers['x-webhook-timestamp']);
     expect(Math.abs(Number(timestamp) - Date.now())).toBeLessThan(5_000);
-    const expected = createHmac('sha256', SECRET).update(`${timestamp}.${BODY}`).digest('hex');
+    const expected = createHmac('sha256', SECRET.text).update(`${timestamp}.${BODY}`).digest('hex');
     expect(headers['x-webhook-signature']).toBe(`sha256=${expected}`);
   });
 
@@ -92,5 +94,65 @@ describe('WebhookSender', () => {
     const result = await sender.send({ url: `http://127.0.0.1:${port}/`, eventId: 'evt_1', body: BODY, secret: SECRET });
     expect(result).toMatchObject({ succeeded: false, statusCode: null });
     expect(result.error).toBeTruthy();
+  });
+
+  it('signs with the Standard Webhooks headers too: seconds, the decoded key, id.timestamp.body', async () => {
+    await sender.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET });
+    const [{ headers }] = seen;
+    expect(headers['webhook-id']).toBe('evt_1');
+    const seconds = String(headers['webhook-timestamp']);
+    expect(Math.abs(Number(seconds) - Date.now() / 1000)).toBeLessThan(5);
+    const expected = createHmac('sha256', Buffer.alloc(32, 9)).update(`evt_1.${seconds}.${BODY}`).digest('base64');
+    expect(headers['webhook-signature']).toBe(`v1,${expected}`);
+  });
+
+  it('during an overlap keeps X-Webhook-Signature on the old secret and gives both standard signatures, new first', async () => {
+    await sender.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET, previousSecret: OLD });
+    const [{ headers }] = seen;
+    const ms = String(headers['x-webhook-timestamp']);
+    expect(headers['x-webhook-signature']).toBe(`sha256=${createHmac('sha256', OLD.text).update(`${ms}.${BODY}`).digest('hex')}`);
+    const seconds = String(headers['webhook-timestamp']);
+    const sign = (key: Buffer) => `v1,${createHmac('sha256', key).update(`evt_1.${seconds}.${BODY}`).digest('base64')}`;
+    expect(headers['webhook-signature']).toBe(`${sign(SECRET.key)} ${sign(OLD.key)}`);
+  });
+
+  it('sends the endpoint’s own headers, and its signature headers cannot be overridden by them', async () => {
+    await sender.send({
+      url: `${base}/hook`,
+      eventId: 'evt_1',
+      body: BODY,
+      secret: SECRET,
+      headers: { Authorization: 'Bearer t', 'X-Store': 's1' },
+    });
+    const [{ headers }] = seen;
+    expect(headers).toMatchObject({ authorization: 'Bearer t', 'x-store': 's1', 'content-type': 'application/json' });
+  });
+
+  it('sends only the chosen signature set', async () => {
+    const config = loadConfig({ SIGNATURE_HEADERS: 'standard' }).with({ allowHttpUrls: true, allowPrivateNetworks: true });
+    const standardOnly = new WebhookSender(config, new UrlPolicy(config));
+    try {
+      await standardOnly.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET });
+    } finally {
+      await standardOnly.onApplicationShutdown();
+    }
+    const [{ headers }] = seen;
+    expect(headers['webhook-signature']).toBeDefined();
+    expect(headers['x-webhook-signature']).toBeUndefined();
+    expect(headers['x-webhook-timestamp']).toBeUndefined();
+  });
+
+  it('reads Retry-After on a 429 or 503 only', async () => {
+    respond = (res) => res.writeHead(429, { 'Retry-After': '2' }).end();
+    expect(await sender.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET })).toMatchObject({
+      statusCode: 429,
+      retryAfterMs: 2_000,
+    });
+    respond = (res) => res.writeHead(503, { 'Retry-After': new Date(Date.now() + 3_000).toUTCString() }).end();
+    const dated = await sender.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET });
+    expect(dated.retryAfterMs).toBeGreaterThan(1_000);
+    expect(dated.retryAfterMs).toBeLessThanOrEqual(3_000);
+    respond = (res) => res.writeHead(500, { 'Retry-After': '2' }).end();
+    expect((await sender.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET })).retryAfterMs).toBeUndefined();
   });
 });

@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { DeliveryRepository } from '../dispatch/delivery.repository';
 import { outcomeOf } from '../dispatch/attempt-runner';
 import { WebhookSender } from '../dispatch/webhook-sender';
+import { signingSecret } from '../dispatch/signature';
 import { SecretCipher } from '../webhooks/secret-cipher';
 import { WebhookRepository } from '../webhooks/webhook.repository';
 import { WebhooksService } from '../webhooks/webhooks.service';
@@ -51,8 +52,15 @@ export class WebhookTester {
         this.config.deliveryTimeoutMs + this.config.leaseMarginMs,
       );
     });
-    const sealed = (await this.webhookRows.sealedSecret(webhookId))!;
-    const result = await this.sender.send({ url: webhook.url, eventId: envelope.id, body, secret: this.cipher.decrypt(sealed, webhookId) });
+    const sealed = (await this.webhookRows.sealedSecrets(webhookId))!;
+    const result = await this.sender.send({
+      url: webhook.url,
+      eventId: envelope.id,
+      body,
+      secret: signingSecret(this.cipher.decrypt(sealed.current, webhookId)),
+      previousSecret: sealed.previous ? signingSecret(this.cipher.decrypt(sealed.previous, webhookId)) : undefined,
+      headers: webhook.headers,
+    });
     await this.deliveries.recordOutcomes([
       outcomeOf({ deliveryId, leaseToken, attemptNumber: 1 }, result, result.succeeded ? 'succeeded' : 'failed', 0),
     ]);

@@ -29,7 +29,11 @@ export class SecretCipher {
   }
 }
 
-/** A new signing secret: `whsec_` and 32 random bytes in base64url. */
+/**
+ * A new signing secret: `whsec_` and 32 random bytes in standard base64, the form the Standard
+ * Webhooks libraries decode. (Older secrets are base64url: they still sign both headers, but those
+ * libraries cannot read them; a rotation gives a new one.)
+ */
 export function generateSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }

@@ -1,6 +1,9 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { EventType } from '../catalogue/event-catalogue';
 
+/** Why an endpoint is inactive: a person's PUT, a 410 Gone, or failing for too long. */
+export type DisabledReason = 'manual' | 'gone' | 'failing';
+
 /** A webhook endpoint of one store. The signing secret is stored only encrypted. */
 @Entity('webhooks')
 export class Webhook {
@@ -25,6 +28,27 @@ export class Webhook {
   /** AES-256-GCM ciphertext of the `whsec_…` secret (see SecretCipher). */
   @Column({ name: 'secret_encrypted', type: 'text', select: false })
   secretEncrypted: string;
+
+  /** The secret before the last rotation, sealed the same way, while its overlap lasts. */
+  @Column({ name: 'previous_secret_encrypted', type: 'text', nullable: true, select: false })
+  previousSecretEncrypted?: string | null;
+
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null;
+
+  /** Extra request headers of every attempt. */
+  @Column({ type: 'jsonb' })
+  headers: Record<string, string>;
+
+  /** Delays before each attempt, or null for the deployment's RETRY_SCHEDULE_MS. */
+  @Column({ name: 'retry_schedule', type: 'integer', array: true, nullable: true })
+  retrySchedule: number[] | null;
+
+  @Column({ name: 'disabled_reason', type: 'text', nullable: true })
+  disabledReason: DisabledReason | null;
+
+  @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true })
+  disabledAt: Date | null;
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -5,7 +5,8 @@ import { ReadBatcher } from '../database/read-batcher';
 import { SqlPool } from '../database/sql-pool';
 import type { EventType } from '../catalogue/event-catalogue';
 import type { WebhookResponse } from './dto/webhook.response';
-import { Webhook } from './webhook.entity';
+import { rowsOf } from '../database/sql';
+import { Webhook, type DisabledReason } from './webhook.entity';
 
 export interface WebhookFilter {
   limit: number;
@@ -14,7 +15,9 @@ export interface WebhookFilter {
   event?: EventType;
 }
 
-export type WebhookChanges = Partial<Pick<Webhook, 'name' | 'url' | 'events' | 'isActive'>>;
+export type WebhookChanges = Partial<
+  Pick<Webhook, 'name' | 'url' | 'events' | 'isActive' | 'headers' | 'retrySchedule' | 'disabledReason' | 'disabledAt'>
+>;
 
 /** Told inside the transaction that makes an endpoint inactive, so its work ends with it. */
 export type DeactivationHandler = (manager: EntityManager, webhookId: string) => Promise<void>;
@@ -26,7 +29,10 @@ export type DeactivationHandler = (manager: EntityManager, webhookId: string) =>
  * than the query itself, and under load the round trip cost as much as the rest of the request.
  */
 const PAGES = `
-  SELECT q.n, w.id, w.name, w.url, w.events, w.is_active AS "isActive",
+  SELECT q.n, w.id, w.name, w.url, w.events, w.is_active AS "isActive", w.headers, w.retry_schedule AS "retrySchedule",
+    w.disabled_reason AS "disabledReason", to_char(w.disabled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "disabledAt",
+    CASE WHEN w.previous_secret_expires_at > now() THEN json_build_object('oldSecretExpiresAt',
+      to_char(w.previous_secret_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS "secretRotation",
     to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
     to_char(w.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt"
   FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::int[])
@@ -90,9 +96,49 @@ export class WebhookRepository {
     });
   }
 
-  async setSecret(storeId: string, id: string, secretEncrypted: string): Promise<Webhook | null> {
-    const result = await this.webhooks.update({ id, storeId }, { secretEncrypted, updatedAt: () => 'now()' });
-    return result.affected ? this.findInStore(storeId, id) : null;
+  /**
+   * A new sealed secret. With an overlap the current one becomes the previous one until then (any
+   * earlier previous secret is dropped: a second rotation ends the first overlap); without, none.
+   */
+  async rotateSecret(storeId: string, id: string, secretEncrypted: string, overlapSeconds: number): Promise<Webhook | null> {
+    const rows = await rowsOf<{ id: string }>(
+      this.webhooks.manager,
+      `UPDATE webhooks SET
+         previous_secret_encrypted = CASE WHEN $4 > 0 THEN secret_encrypted END,
+         previous_secret_expires_at = CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END,
+         secret_encrypted = $3, updated_at = now()
+       WHERE id = $1 AND store_id = $2 RETURNING id`,
+      [id, storeId, secretEncrypted, overlapSeconds],
+    );
+    return rows.length > 0 ? this.findInStore(storeId, id) : null;
+  }
+
+  /** Erases previous secrets whose overlap has ended: a secret the integrator retired is kept no longer. */
+  async eraseEndedOverlaps(): Promise<number> {
+    const rows = await rowsOf<{ id: string }>(
+      this.webhooks.manager,
+      `UPDATE webhooks SET previous_secret_encrypted = NULL, previous_secret_expires_at = NULL
+       WHERE previous_secret_expires_at <= now() RETURNING id`,
+    );
+    return rows.length;
+  }
+
+  /**
+   * Disables an active endpoint for `reason` (whatever its store: the worker acts on an answer of
+   * the endpoint itself), with `onDeactivated` in the same transaction. False when it was not active.
+   */
+  async disable(id: string, reason: DisabledReason, onDeactivated: readonly DeactivationHandler[]): Promise<boolean> {
+    return this.webhooks.manager.transaction(async (manager) => {
+      const rows = await rowsOf<{ id: string }>(
+        manager,
+        `UPDATE webhooks SET is_active = false, disabled_reason = $2, disabled_at = now(), updated_at = now()
+         WHERE id = $1 AND is_active RETURNING id`,
+        [id, reason],
+      );
+      if (rows.length === 0) return false;
+      for (const handler of onDeactivated) await handler(manager, id);
+      return true;
+    });
   }
 
   /** Deleting cascades to the endpoint's deliveries: nothing more is attempted, retries included. */
@@ -101,10 +147,16 @@ export class WebhookRepository {
     return (result.affected ?? 0) > 0;
   }
 
-  /** The sealed signing secret, for the dispatcher. */
-  async sealedSecret(id: string): Promise<string | undefined> {
-    const row = await this.webhooks.findOne({ select: { id: true, secretEncrypted: true }, where: { id } });
-    return row?.secretEncrypted;
+  /** The sealed signing secret, and the previous one while its overlap lasts (the endpoint test signs with both). */
+  async sealedSecrets(id: string): Promise<{ current: string; previous: string | null } | undefined> {
+    const [row] = await rowsOf<{ current: string; previous: string | null }>(
+      this.webhooks.manager,
+      `SELECT secret_encrypted AS current,
+         CASE WHEN previous_secret_expires_at > now() THEN previous_secret_encrypted END AS previous
+       FROM webhooks WHERE id = $1`,
+      [id],
+    );
+    return row;
   }
 
   private async readPages(queries: PageQuery[]): Promise<WebhookResponse[][]> {

@@ -8,6 +8,7 @@ import { CreateWebhookDto } from './dto/create-webhook.dto';
 import { ListWebhooksQuery } from './dto/list-webhooks.query';
 import { UpdateWebhookDto } from './dto/update-webhook.dto';
 import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.response';
+import { RotateSecretDto } from './dto/rotate-secret.dto';
 import { WebhooksService } from './webhooks.service';
 
 const WebhookPage = PageOf(WebhookResponse, 'WebhookPage');
@@ -69,10 +70,16 @@ export class WebhooksController {
   @Post(':id/rotate-secret')
   @HttpCode(200)
   @RequireScopes('webhooks:write')
-  @ApiOperation({ summary: 'Replace the signing secret; the old one stops signing at once' })
+  @ApiOperation({
+    summary: 'Replace the signing secret, optionally keeping the old one valid for an overlap',
+    description:
+      'With oldSecretExpiresInSeconds = N > 0 the old secret keeps signing for N seconds: webhook-signature carries both signatures ' +
+      '(`v1,<new> v1,<old>`) and X-Webhook-Signature keeps the old secret, so receivers switch without a failed delivery. ' +
+      'Then the old secret is erased. Without a body, or with 0, it stops at once. A second rotation ends a running overlap.',
+  })
   @ApiOkResponse({ type: WebhookWithSecretResponse })
-  @ApiErrors(404)
-  rotateSecret(@StoreId() storeId: string, @Param('id') id: string): Promise<WebhookWithSecretResponse> {
-    return this.webhooks.rotateSecret(storeId, id);
+  @ApiErrors(400, 404)
+  rotateSecret(@StoreId() storeId: string, @Param('id') id: string, @Body() dto: RotateSecretDto): Promise<WebhookWithSecretResponse> {
+    return this.webhooks.rotateSecret(storeId, id, dto.oldSecretExpiresInSeconds ?? 0);
   }
 }

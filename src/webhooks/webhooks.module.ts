@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
 import { SettingsRepository } from '../database/settings.repository';
 import { SecretCipher } from './secret-cipher';
+import { SecretOverlapSweeper } from './secret-overlap-sweeper';
 import { loadSecretEncryptionKey } from './secret-encryption-key';
 import { systemResolver, URL_RESOLVER, UrlPolicy } from './url-policy';
 import { Webhook } from './webhook.entity';
@@ -17,6 +18,7 @@ import { WebhooksService } from './webhooks.service';
   providers: [
     WebhookRepository,
     WebhooksService,
+    SecretOverlapSweeper,
     // Bound explicitly (not left to @Optional) so that a test can replace it with overrideProvider.
     { provide: URL_RESOLVER, useValue: systemResolver },
     UrlPolicy,

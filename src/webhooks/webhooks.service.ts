@@ -11,7 +11,7 @@ import type { Webhook } from './webhook.entity';
 import { WebhookError } from './webhook.errors';
 import { DeactivationHandler, WebhookChanges, WebhookRepository } from './webhook.repository';
 
-const UPDATABLE = ['name', 'url', 'events', 'isActive'] as const;
+const UPDATABLE = ['name', 'url', 'events', 'isActive', 'headers', 'retrySchedule'] as const;
 
 @Injectable()
 export class WebhooksService {
@@ -43,6 +43,12 @@ export class WebhooksService {
       events: dto.events,
       isActive: dto.isActive ?? true,
       secretEncrypted: this.cipher.encrypt(secret, id),
+      previousSecretExpiresAt: null,
+      headers: dto.headers ?? {},
+      retrySchedule: dto.retrySchedule ?? null,
+      // Registered inactive: a person chose it.
+      disabledReason: dto.isActive === false ? 'manual' : null,
+      disabledAt: dto.isActive === false ? new Date() : null,
     });
     return { ...WebhookResponse.of(webhook), secret };
   }
@@ -66,8 +72,11 @@ export class WebhooksService {
     const changes: WebhookChanges = {};
     for (const field of UPDATABLE) if (dto[field] !== undefined) Object.assign(changes, { [field]: dto[field] });
     if (Object.keys(changes).length === 0) throw WebhookError.nothingToUpdate(UPDATABLE);
-    await this.require(storeId, id);
+    const current = await this.require(storeId, id);
     if (changes.url !== undefined) changes.url = await this.checkUrl(changes.url);
+    // Re-enabling clears why it was disabled; a person disabling an active endpoint is the reason.
+    if (changes.isActive === true) Object.assign(changes, { disabledReason: null, disabledAt: null });
+    if (changes.isActive === false && current.isActive) Object.assign(changes, { disabledReason: 'manual', disabledAt: new Date() });
     const updated = await this.webhooks.update(storeId, id, changes, this.deactivationHandlers);
     if (!updated) throw WebhookError.notFound(id);
     return WebhookResponse.of(updated);
@@ -77,12 +86,20 @@ export class WebhooksService {
     if (!(await this.webhooks.delete(storeId, id))) throw WebhookError.notFound(id);
   }
 
-  /** A new secret signs from now on; the old one stops at once. */
-  async rotateSecret(storeId: string, id: string): Promise<WebhookWithSecretResponse> {
+  /**
+   * A new secret signs from now on. With an overlap the old one signs beside it for that many
+   * seconds (a receiver can switch without failing a delivery); without, it stops at once.
+   */
+  async rotateSecret(storeId: string, id: string, overlapSeconds = 0): Promise<WebhookWithSecretResponse> {
     const secret = generateSigningSecret();
-    const updated = await this.webhooks.setSecret(storeId, id, this.cipher.encrypt(secret, id));
+    const updated = await this.webhooks.rotateSecret(storeId, id, this.cipher.encrypt(secret, id), overlapSeconds);
     if (!updated) throw WebhookError.notFound(id);
     return { ...WebhookResponse.of(updated), secret };
+  }
+
+  /** Disables an endpoint that answered 410 Gone; its waiting deliveries end as for any inactive endpoint. */
+  async disableGone(id: string): Promise<boolean> {
+    return this.webhooks.disable(id, 'gone', this.deactivationHandlers);
   }
 
   /** The endpoint, or `WebhookError.notFound` (also when it belongs to another store: never a 403, which would confirm it exists). */

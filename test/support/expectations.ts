@@ -5,7 +5,8 @@ import type { TestDatabase } from './database';
 /** ISO 8601 UTC with milliseconds. */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** `whsec_` and at least 32 random bytes in base64url. */
-export const SECRET = /^whsec_[A-Za-z0-9_-]{43,}$/;
+/** `whsec_` and 32 bytes in standard base64. */
+export const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
 export function idOf(prefix: 'st' | 'wh' | 'evt' | 'del' | 'key'): RegExp {
   return new RegExp(`^${prefix}_[0-9a-z]{26}$`);

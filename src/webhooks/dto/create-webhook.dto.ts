@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -14,11 +14,12 @@ import {
 import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import { unknownEventTypeMessage } from '../../catalogue/unknown-event-type';
 import { MAX_URL_LENGTH } from '../url-policy';
+import { EndpointSettingsDto } from './endpoint-settings';
 
 const EVENTS_NOT_AN_ARRAY = 'events must be an array of event types';
 
 /** The URL policy (scheme, addresses) is checked by the service; the rest here (docs/input-rules.md). */
-export class CreateWebhookDto {
+class EndpointDto {
   @ApiProperty({ example: 'ERP order sync', minLength: 1, maxLength: 200 })
   @IsString({ message: 'name must be a string' })
   @Length(1, 200, { message: 'name must be 1 to 200 characters' })
@@ -50,3 +51,6 @@ export class CreateWebhookDto {
   @IsBoolean({ message: 'isActive must be a boolean' })
   isActive?: boolean;
 }
+
+/** POST /webhooks: the endpoint and, optionally, its delivery settings. */
+export class CreateWebhookDto extends IntersectionType(EndpointDto, EndpointSettingsDto) {}

@@ -1,6 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
+import type { DisabledReason } from '../webhook.entity';
 import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import type { Webhook } from '../webhook.entity';
+
+export class SecretRotationResponse {
+  @ApiProperty({ example: '2026-11-23T10:00:00.000Z', description: 'Until then deliveries are signed with both secrets' })
+  oldSecretExpiresAt: string;
+}
 
 export class WebhookResponse {
   @ApiProperty({ example: 'wh_01jd5v1xkq8w3r0m6m2n4p7s9t' })
@@ -18,6 +24,26 @@ export class WebhookResponse {
   @ApiProperty({ example: true })
   isActive: boolean;
 
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { Authorization: 'Bearer 9f8e7d' } })
+  headers: Record<string, string>;
+
+  @ApiProperty({ type: [Number], nullable: true, example: null, description: "null: the deployment's RETRY_SCHEDULE_MS" })
+  retrySchedule: number[] | null;
+
+  @ApiProperty({
+    enum: ['manual', 'gone', 'failing'],
+    nullable: true,
+    example: null,
+    description: 'Why the endpoint is inactive: a PUT {isActive: false}, a 410 Gone answer, or failing for too long. null while active.',
+  })
+  disabledReason: DisabledReason | null;
+
+  @ApiProperty({ nullable: true, example: null, description: 'When it was disabled; null while active' })
+  disabledAt: string | null;
+
+  @ApiProperty({ type: SecretRotationResponse, nullable: true, example: null, description: 'Set while the previous secret still signs' })
+  secretRotation: SecretRotationResponse | null;
+
   @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })
   createdAt: string;
 
@@ -31,6 +57,14 @@ export class WebhookResponse {
       url: webhook.url,
       events: webhook.events,
       isActive: webhook.isActive,
+      headers: webhook.headers,
+      retrySchedule: webhook.retrySchedule,
+      disabledReason: webhook.disabledReason,
+      disabledAt: webhook.disabledAt?.toISOString() ?? null,
+      secretRotation:
+        webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt.getTime() > Date.now()
+          ? { oldSecretExpiresAt: webhook.previousSecretExpiresAt.toISOString() }
+          : null,
       createdAt: webhook.createdAt.toISOString(),
       updatedAt: webhook.updatedAt.toISOString(),
     };
@@ -41,7 +75,9 @@ export class WebhookResponse {
 export class WebhookWithSecretResponse extends WebhookResponse {
   @ApiProperty({
     example: 'whsec_x5Yc1mB0vVfQ2m3x0gZc6k3gYb6Q2m9yq7Y0q1m2n3o',
-    description: 'Signing secret. Shown only in this response; the HMAC key is this whole string.',
+    description:
+      'Signing secret: whsec_ and 32 random bytes in base64. Shown only in this response. X-Webhook-Signature is keyed with this whole string; ' +
+      'webhook-signature (Standard Webhooks) with the bytes after whsec_, base64-decoded.',
   })
   secret: string;
 }

@@ -1,0 +1,47 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ValidateBy, ValidateIf } from 'class-validator';
+import { retryScheduleProblems } from '../../config/retry-schedule';
+import { endpointHeaderProblems } from '../endpoint-headers';
+
+/** A class-validator rule whose message is the problems a checker found, each naming the field. */
+function Checked(name: string, problems: (value: unknown) => string[]): PropertyDecorator {
+  return ValidateBy({
+    name,
+    validator: {
+      validate: (value: unknown) => problems(value).length === 0,
+      defaultMessage: (args) => problems(args!.value).join('; '),
+    },
+  });
+}
+
+function scheduleProblems(value: unknown): string[] {
+  if (!Array.isArray(value)) return ['retrySchedule must be an array of delays in ms, or null'];
+  if (value.some((delay) => typeof delay !== 'number')) return ['retrySchedule entries must be whole milliseconds, 0 or more'];
+  return retryScheduleProblems('retrySchedule', value as number[]);
+}
+
+/** The delivery settings an endpoint may set on create and change with PUT. */
+export class EndpointSettingsDto {
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    example: { Authorization: 'Bearer 9f8e7d', 'X-Store': 'berlin-1' },
+    description:
+      'Up to 20 extra request headers sent with every attempt (test deliveries too). Names are HTTP tokens, values printable ASCII up to 1 KiB. ' +
+      'Content-Type, Content-Length, Host, User-Agent, hop-by-hop headers, X-Webhook-* and webhook-* are refused. Default {}.',
+  })
+  @ValidateIf((_dto: object, value: unknown) => value !== undefined)
+  @Checked('endpointHeaders', endpointHeaderProblems)
+  headers?: Record<string, string>;
+
+  @ApiPropertyOptional({
+    type: [Number],
+    nullable: true,
+    example: [0, 5_000, 300_000, 1_800_000, 7_200_000],
+    description:
+      "Delay in ms before each attempt of a cycle: 1 to 30 entries, the first 0, at most 7 days in all. null uses the deployment's RETRY_SCHEDULE_MS.",
+  })
+  @ValidateIf((_dto: object, value: unknown) => value !== undefined && value !== null)
+  @Checked('retrySchedule', scheduleProblems)
+  retrySchedule?: number[] | null;
+}

@@ -1,0 +1,54 @@
+import { endpointHeaderProblems } from './endpoint-headers';
+
+describe('endpointHeaderProblems', () => {
+  it('accepts tokens with printable values', () => {
+    expect(endpointHeaderProblems({})).toEqual([]);
+    expect(endpointHeaderProblems({ 'X-Store-Token': 'abc 123', Authorization: 'Bearer t0k3n', "a!#$%&'*+-.^_`|~9": '' })).toEqual([]);
+  });
+
+  it('refuses what is not an object of strings', () => {
+    for (const bad of [null, [], 'X: y', 3])
+      expect(endpointHeaderProblems(bad)).toEqual(['headers must be an object of header names to string values']);
+    expect(endpointHeaderProblems({ 'X-A': 1 })).toEqual(['headers: the value of "X-A" must be a string']);
+  });
+
+  it.each([
+    'Content-Type',
+    'content-length',
+    'Host',
+    'User-Agent',
+    'Connection',
+    'Transfer-Encoding',
+    'Upgrade',
+    'TE',
+    'Keep-Alive',
+    'Proxy-Authorization',
+  ])('refuses %s, set by Hookline or the connection', (name) => {
+    expect(endpointHeaderProblems({ [name]: 'x' })).toEqual([`headers: "${name}" is set by Hookline or the connection and cannot be set`]);
+  });
+
+  it.each(['X-Webhook-Signature', 'x-webhook-anything', 'webhook-id', 'Webhook-Signature'])('refuses %s, a signature header', (name) => {
+    expect(endpointHeaderProblems({ [name]: 'x' })).toEqual([`headers: "${name}" is reserved for the signature headers and cannot be set`]);
+  });
+
+  it('refuses bad names and values, naming the header', () => {
+    expect(endpointHeaderProblems({ 'X Token': 'a' })).toEqual([
+      `headers: "X Token" is not a valid header name (letters, digits and !#$%&'*+-.^_\`|~ only)`,
+    ]);
+    expect(endpointHeaderProblems({ 'X-A': 'a\r\nX-Injected: 1' })).toEqual([
+      'headers: the value of "X-A" must be printable ASCII (no control characters or line breaks)',
+    ]);
+    expect(endpointHeaderProblems({ 'X-A': 'é' })).toHaveLength(1);
+    expect(endpointHeaderProblems({ 'X-A': 'a'.repeat(1025) })).toEqual(['headers: the value of "X-A" must be at most 1024 characters']);
+    expect(endpointHeaderProblems({ 'X-A': 'a'.repeat(1024) })).toEqual([]);
+  });
+
+  it('refuses more than 20 and the same name twice in two cases', () => {
+    expect(endpointHeaderProblems(Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-${i}`, 'v'])))).toEqual([
+      'headers must have at most 20 entries',
+    ]);
+    expect(endpointHeaderProblems({ 'X-Token': 'a', 'x-token': 'b' })).toEqual([
+      'headers: "x-token" is given twice (header names ignore case)',
+    ]);
+  });
+});
