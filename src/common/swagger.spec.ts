@@ -27,6 +27,11 @@ class NotesController {
   @ApiOperation({ summary: 'Copy a note' })
   @ApiErrors(404)
   copy(@Param('id') _id: string): void {}
+
+  @Get('count')
+  @RequireScopes()
+  @ApiOperation({ summary: 'Count the notes' })
+  count(): void {}
 }
 
 @ApiTags('health')
@@ -52,7 +57,7 @@ describe('buildOpenApiDocument', () => {
 
   it('puts the API prefix in the server URL, and lists a route also declared under it once', () => {
     expect(document.servers).toEqual([expect.objectContaining({ url: `/${API_PREFIX}` })]);
-    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/notes', '/notes/{id}/copy']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/notes', '/notes/count', '/notes/{id}/copy']);
   });
 
   it('declares the tags in the order integrators need them', () => {
@@ -68,6 +73,7 @@ describe('buildOpenApiDocument', () => {
     const copy = document.paths['/notes/{id}/copy'].post!;
     expect(copy).toMatchObject({ 'x-required-scopes': ['webhooks:read', 'webhooks:write'] });
     expect(copy.description).toBe('Requires an API key with the scopes `webhooks:read`, `webhooks:write`.');
+    expect(document.paths['/notes/count'].get!.description).toBe('Requires an API key, of any scope.');
   });
 
   it('marks a public route as needing no security', () => {

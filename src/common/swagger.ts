@@ -67,7 +67,11 @@ function completeOperations(document: OpenAPIObject): void {
 function completeOperation(operation: OperationObject & { [REQUIRED_SCOPES_EXTENSION]?: string[] }): void {
   const scopes = operation[REQUIRED_SCOPES_EXTENSION];
   if (scopes) {
-    const sentence = `Requires an API key with the scope${scopes.length > 1 ? 's' : ''} ${scopes.map((scope) => `\`${scope}\``).join(', ')}.`;
+    const names = scopes.map((scope) => `\`${scope}\``).join(', ');
+    const sentence =
+      scopes.length > 0
+        ? `Requires an API key with the scope${scopes.length > 1 ? 's' : ''} ${names}.`
+        : 'Requires an API key, of any scope.';
     operation.description = operation.description ? `${operation.description}\n\n${sentence}` : sentence;
   } else {
     // The API key guard refuses a route that declares neither @RequireScopes nor @Public, so a route
