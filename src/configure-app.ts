@@ -6,7 +6,7 @@ import { httpMetrics } from './observability/http-metrics';
 import { Metrics } from './observability/metrics';
 import { HTTP_LOGGER, requestId } from './observability/logging.module';
 import type { AppConfig } from './config/app-config';
-import { API_PREFIX, UNPREFIXED_ROUTES } from './common/api-prefix';
+import { API_PREFIX, PREFIX_OPTIONS } from './common/api-prefix';
 import { answerClientErrorsInJson } from './common/client-errors';
 import { errorBody } from './common/error-response';
 import { JSON_MEDIA_TYPES, requireJsonContentType } from './common/json-content-type';
@@ -51,9 +51,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
     next(Object.assign(new Error(error.message), { type: error.type, status: error.status }));
   });
   app.use(rejectDeepJson);
-  app.setGlobalPrefix(API_PREFIX, {
-    exclude: UNPREFIXED_ROUTES.flatMap((path) => [path, `${API_PREFIX}/${path}`]),
-  });
+  app.setGlobalPrefix(API_PREFIX, PREFIX_OPTIONS);
   if (!config.runsApi) {
     app.use(`/${API_PREFIX}`, (req: Request, res: Response, next: NextFunction) => {
       if (/^\/(health|metrics)\b/.test(req.path)) return next();

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { SCOPES, type Scope } from '../src/auth/scopes';
+import { previewOpenApiDocument } from '../src/openapi';
 import { ADMIN_KEY, startApp, TestApp } from './support/app';
 import {
   allPages,
@@ -522,8 +524,9 @@ describe('unknown routes and the error shape', () => {
 });
 
 describe('the OpenAPI document (/docs-json)', () => {
+  type Operation = { security?: unknown; responses: Record<string, unknown>; requestBody?: unknown; tags?: string[]; description?: string };
   let t: TestApp;
-  let document: { paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>> };
+  let document: OpenAPIObject & { paths: Record<string, Record<string, Operation>> };
 
   beforeAll(async () => {
     t = await startApp();
@@ -535,20 +538,50 @@ describe('the OpenAPI document (/docs-json)', () => {
     await t?.close();
   });
 
+  const operations = (): Array<[string, Operation]> =>
+    Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]),
+    );
+
+  it('is the document that `npm run openapi` writes without a database, which `npm run lint` lints', async () => {
+    expect(document).toEqual(await previewOpenApiDocument(t.config));
+  });
+
   it.each(ROUTES.map((route) => [label(route), route] as const))('documents %s with its scope and its 401/403 answers', (_label, route) => {
-    const path = `/api/v1/external${route.path.replace(/:(\w+)/g, '{id}').replace(/\/(evt|del)_0+/, '/{id}')}`;
+    const path = route.path.replace(/:(\w+)/g, '{id}').replace(/\/(evt|del)_0+/, '/{id}');
     const operation = document.paths[path]?.[route.method.toLowerCase()];
     expect({ path, found: operation !== undefined }).toEqual({ path, found: true });
-    expect(operation.security).toEqual([{ 'api-key': [route.scope] }]);
+    expect(operation.security).toEqual([{ 'api-key': [] }]);
+    expect(operation).toMatchObject({ 'x-required-scopes': [route.scope] });
+    expect(operation.description).toContain(`\`${route.scope}\``);
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['401', '403']));
   });
 
-  it('documents no API operation without a security requirement', () => {
-    for (const [path, operations] of Object.entries(document.paths)) {
-      if (!path.startsWith('/api/v1/external/') || /\/(health|metrics)$/.test(path)) continue;
-      for (const [method, operation] of Object.entries(operations)) {
-        expect({ path, method, security: operation.security }).toEqual({ path, method, security: expect.any(Array) });
-      }
-    }
+  it('documents no API operation without a security requirement, and only health as public', () => {
+    expect(document.servers).toEqual([expect.objectContaining({ url: '/api/v1/external' })]);
+    const publicOnes = operations().filter(([, operation]) => !(operation.security as unknown[]).length);
+    expect(publicOnes.map(([name]) => name)).toEqual(['GET /health']);
+  });
+
+  it('documents 413 on every operation that takes a body', () => {
+    const withBody = operations().filter(([, operation]) => operation.requestBody);
+    expect(withBody.length).toBeGreaterThanOrEqual(7);
+    for (const [name, operation] of withBody) expect({ name, has413: '413' in operation.responses }).toEqual({ name, has413: true });
+  });
+
+  it('declares its tags, webhooks, events and deliveries before the administration groups, and lists health once', () => {
+    expect(document.tags?.map((tag) => tag.name)).toEqual(['webhooks', 'events', 'deliveries', 'api-keys', 'stores', 'health']);
+    const declared = new Set(document.tags?.map((tag) => tag.name));
+    for (const [name, operation] of operations())
+      expect({ name, tags: operation.tags?.filter((tag) => !declared.has(tag)) }).toEqual({ name, tags: [] });
+    expect(operations().filter(([name]) => name.endsWith('/health'))).toHaveLength(1);
+  });
+
+  it('tells receivers how a delivery is signed and verified', () => {
+    const description = document.info.description ?? '';
+    for (const header of ['X-Webhook-Signature', 'X-Webhook-Timestamp', 'X-Webhook-ID', 'User-Agent'])
+      expect(description).toContain(`\`${header}\``);
+    expect(description).toContain('HMAC-SHA256');
+    expect(description).toMatch(/```js\n[\s\S]*timingSafeEqual/);
   });
 });

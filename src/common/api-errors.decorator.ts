@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { ErrorResponse } from './error-response';
 
-const DESCRIPTIONS: Record<number, string> = {
+export const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid input (malformed JSON, wrong types, unknown fields, failed rules); nothing was changed',
   404: 'Unknown id (or one that belongs to another store)',
   409: 'State conflict',
@@ -13,5 +13,7 @@ const DESCRIPTIONS: Record<number, string> = {
 
 /** Documents error answers in the `{statusCode, error, message}` shape. */
 export function ApiErrors(...statuses: Array<400 | 404 | 409 | 413 | 422 | 503>): MethodDecorator & ClassDecorator {
-  return applyDecorators(...statuses.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status], type: ErrorResponse })));
+  return applyDecorators(
+    ...statuses.map((status) => ApiResponse({ status, description: ERROR_DESCRIPTIONS[status], type: ErrorResponse })),
+  );
 }

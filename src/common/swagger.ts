@@ -1,29 +1,88 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, type OpenAPIObject, type OperationObject, type PathItemObject, SwaggerModule } from '@nestjs/swagger';
 import type { AppConfig } from '../config/app-config';
 import { API_PREFIX } from './api-prefix';
+import { ERROR_DESCRIPTIONS } from './api-errors.decorator';
+import { openApiDescription } from './openapi-description';
 
 export const API_KEY_SECURITY = 'api-key';
 
+/** The extension that lists an operation's scopes: OpenAPI 3.0 allows scopes in a security requirement only for OAuth2 and OpenID Connect. */
+export const REQUIRED_SCOPES_EXTENSION = 'x-required-scopes';
+
+/** In the order an integrator needs them (Swagger UI follows it): their own work first, administration after. */
+const TAGS: ReadonlyArray<{ name: string; description: string }> = [
+  { name: 'webhooks', description: "Endpoints that receive the store's events: register, update, test, rotate the signing secret" },
+  { name: 'events', description: 'The event catalogue, publishing an event, and an event with its deliveries' },
+  { name: 'deliveries', description: 'The delivery log of each endpoint, and retries' },
+  { name: 'api-keys', description: "The store's own API keys (store administrator)" },
+  { name: 'stores', description: 'Stores and their first keys (platform administrator)' },
+  { name: 'health', description: 'Readiness, for load balancers and orchestrators (no API key)' },
+];
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * The OpenAPI document of the application's routes. Building it needs only the modules' metadata,
+ * so it also works on an application created in preview mode, without a database (src/openapi.ts).
+ */
+export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle(`${config.serviceName} API`)
+    .setDescription(openApiDescription(config))
+    .setVersion('1.0')
+    // Relative, so that Swagger UI's "Try it out" calls whichever host served the page.
+    .addServer(`/${API_PREFIX}`, 'This deployment')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY);
+  for (const tag of TAGS) builder.addTag(tag.name, tag.description);
+  const document = SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: true });
+  completeOperations(document);
+  return document;
+}
+
 /** Swagger UI at /docs and the OpenAPI document at /docs-json (served from local assets, no CDN). */
 export function setupSwagger(app: INestApplication, config: AppConfig): void {
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle(`${config.serviceName} API`)
-      .setDescription(
-        [
-          `Outbound webhooks for the store platform. Every path is under \`/${API_PREFIX}\`.`,
-          '',
-          'Authenticate with the `X-API-Key` header (the **Authorize** button). Errors are always',
-          '`{statusCode, error, message}`. Deliveries are signed: see the README for the receiver side.',
-        ].join('\n'),
-      )
-      .setVersion('1.0')
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)
-      .build(),
-  );
+  const document = buildOpenApiDocument(app, config);
   const options = { jsonDocumentUrl: 'docs-json', swaggerOptions: { persistAuthorization: true } };
   SwaggerModule.setup('docs', app, document, options);
   SwaggerModule.setup(`${API_PREFIX}/docs`, app, document, { ...options, jsonDocumentUrl: `${API_PREFIX}/docs-json` });
+}
+
+/** What holds for every route and so is not repeated on each controller method. */
+function completeOperations(document: OpenAPIObject): void {
+  for (const path of Object.keys(document.paths)) {
+    // The server URL carries the prefix: a route also declared under it (GET /health) is listed once.
+    if (path.startsWith(`/${API_PREFIX}/`)) {
+      delete document.paths[path];
+      continue;
+    }
+    const item: PathItemObject = document.paths[path];
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation) completeOperation(operation);
+    }
+  }
+}
+
+function completeOperation(operation: OperationObject & { [REQUIRED_SCOPES_EXTENSION]?: string[] }): void {
+  const scopes = operation[REQUIRED_SCOPES_EXTENSION];
+  if (scopes) {
+    const names = scopes.map((scope) => `\`${scope}\``).join(', ');
+    const sentence =
+      scopes.length > 0
+        ? `Requires an API key with the scope${scopes.length > 1 ? 's' : ''} ${names}.`
+        : 'Requires an API key, of any scope.';
+    operation.description = operation.description ? `${operation.description}\n\n${sentence}` : sentence;
+  } else {
+    // The API key guard refuses a route that declares neither @RequireScopes nor @Public, so a route
+    // without a requirement is a public one: say so rather than leave it to a default.
+    operation.security ??= [];
+  }
+  // The body parser answers 413 to any body over the limit, before the route sees it.
+  if (operation.requestBody && !operation.responses['413']) {
+    operation.responses['413'] = {
+      description: ERROR_DESCRIPTIONS[413],
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
+    };
+  }
 }

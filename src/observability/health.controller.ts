@@ -6,7 +6,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ShutdownState } from './shutdown-state';
 
-@ApiTags('operations')
+@ApiTags('health')
 @Public()
 @Controller()
 export class HealthController {
@@ -18,7 +18,11 @@ export class HealthController {
 
   @Get(['health', `${API_PREFIX}/health`])
   @HealthCheck()
-  @ApiOperation({ summary: 'Readiness: 200 when the database answers, 503 otherwise (no API key)' })
+  @ApiOperation({
+    summary: 'Readiness: 200 when the database answers, 503 otherwise (no API key)',
+    description: `Also served at \`/health\` itself, outside the \`/${API_PREFIX}\` prefix, for probes.`,
+    operationId: 'HealthController_check',
+  })
   @ApiResponse({ status: 200, description: 'Ready' })
   @ApiResponse({ status: 503, description: 'The database is unreachable, or the process is shutting down' })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthCheckResult> {
