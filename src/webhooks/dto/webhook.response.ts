@@ -33,15 +33,26 @@ export class WebhookResponse {
   @ApiProperty({
     enum: ['manual', 'gone', 'failing'],
     nullable: true,
-    example: null,
+    example: 'gone',
     description: 'Why the endpoint is inactive: a PUT {isActive: false}, a 410 Gone answer, or failing for too long. null while active.',
   })
   disabledReason: DisabledReason | null;
 
-  @ApiProperty({ nullable: true, example: null, description: 'When it was disabled; null while active' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2026-11-23T10:00:00.000Z',
+    description: 'When it was disabled; null while active',
+  })
   disabledAt: string | null;
 
-  @ApiProperty({ type: SecretRotationResponse, nullable: true, example: null, description: 'Set while the previous secret still signs' })
+  @ApiProperty({
+    type: SecretRotationResponse,
+    nullable: true,
+    example: { oldSecretExpiresAt: '2026-11-23T10:00:00.000Z' },
+    description: 'Set while the previous secret still signs beside the new one; null otherwise',
+  })
   secretRotation: SecretRotationResponse | null;
 
   @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })
