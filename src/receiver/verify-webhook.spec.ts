@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { signPayload } from '../dispatch/signature';
+import { Webhook } from 'standardwebhooks';
+import { signatureHeaders, signingSecret, signPayload } from '../dispatch/signature';
 import { verifyWebhook, WebhookVerificationError } from './verify-webhook';
 
 const secret = 'whsec_QmFzZTY0dXJsU2VjcmV0Rm9yVGVzdHNPbmx5MTIzNDU2';
@@ -63,5 +64,68 @@ describe('verifyWebhook', () => {
     expect(failure(() => verifyWebhook(secret, { ...headersAt(now), 'x-webhook-timestamp': 'yesterday' }, body, { now }))).toBe(
       'invalid-timestamp',
     );
+  });
+
+  describe('Standard Webhooks headers', () => {
+    const current = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+    const previous = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
+    const both = { seed: true, standard: true };
+    const sign = (secrets: { current: string; previous?: string }, sets = both) =>
+      signatureHeaders(
+        sets,
+        'evt_1',
+        body,
+        signingSecret(secrets.current),
+        secrets.previous ? signingSecret(secrets.previous) : undefined,
+        now,
+      );
+
+    it('verifies webhook-signature alone, as the standardwebhooks library does', () => {
+      const headers = sign({ current }, { seed: false, standard: true });
+      expect(verifyWebhook(current, headers, body, { now }).id).toBe('evt_1');
+      // The reference library agrees on the same headers (it checks the time against the real clock).
+      const live = signatureHeaders({ seed: false, standard: true }, 'evt_1', body, signingSecret(current), undefined, Date.now());
+      expect(new Webhook(current).verify(body, live)).toMatchObject({ id: 'evt_1' });
+      expect(failure(() => verifyWebhook(previous, headers, body, { now }))).toBe('invalid-signature');
+    });
+
+    it('refuses a stale webhook-timestamp (seconds) and a missing webhook-id', () => {
+      const headers = sign({ current }, { seed: false, standard: true });
+      expect(failure(() => verifyWebhook(current, headers, body, { now: now + 6 * 60_000 }))).toBe('stale-timestamp');
+      const { 'webhook-id': _id, ...withoutId } = headers;
+      expect(failure(() => verifyWebhook(current, withoutId, body, { now }))).toBe('missing-header');
+    });
+
+    it('during a rotation: the old secret verifies both sets, the new one the standard set, both secrets either', () => {
+      const headers = sign({ current, previous });
+      const seedOnly = {
+        'x-webhook-id': headers['x-webhook-id'],
+        'x-webhook-timestamp': headers['x-webhook-timestamp'],
+        'x-webhook-signature': headers['x-webhook-signature'],
+      };
+      const standardOnly = {
+        'webhook-id': headers['webhook-id'],
+        'webhook-timestamp': headers['webhook-timestamp'],
+        'webhook-signature': headers['webhook-signature'],
+      };
+      expect(failure(() => verifyWebhook(previous, seedOnly, body, { now }))).toBe('accepted');
+      expect(failure(() => verifyWebhook(previous, standardOnly, body, { now }))).toBe('accepted');
+      expect(failure(() => verifyWebhook(current, standardOnly, body, { now }))).toBe('accepted');
+      expect(failure(() => verifyWebhook(current, seedOnly, body, { now }))).toBe('invalid-signature');
+      expect(failure(() => verifyWebhook([current, previous], seedOnly, body, { now }))).toBe('accepted');
+      expect(failure(() => verifyWebhook([current, previous], standardOnly, body, { now }))).toBe('accepted');
+      expect(failure(() => verifyWebhook(current, headers, body, { now }))).toBe('accepted');
+    });
+
+    it('still verifies a secret made before the standard base64 form (base64url), with either set', () => {
+      const headers = sign({ current: secret });
+      expect(failure(() => verifyWebhook(secret, headers, body, { now }))).toBe('accepted');
+      const { 'x-webhook-signature': _s, ...standardOnly } = headers;
+      expect(failure(() => verifyWebhook(secret, standardOnly, body, { now }))).toBe('accepted');
+    });
+
+    it('refuses a delivery with neither signature header', () => {
+      expect(failure(() => verifyWebhook(current, { 'webhook-id': 'evt_1' }, body, { now }))).toBe('missing-header');
+    });
   });
 });
