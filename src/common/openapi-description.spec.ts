@@ -41,6 +41,18 @@ describe('openApiDescription', () => {
     expect(custom).toContain('2 attempts (attempt 2 about 1500 ms after attempt 1 failed)');
   });
 
+  it('describes the signature sets this deployment sends, Retry-After and 410', () => {
+    expect(description).toContain('| `webhook-signature` | `v1,` + base64 HMAC-SHA256');
+    expect(description).toContain('| `X-Webhook-Signature` | `sha256=`');
+    expect(description).toContain('new Webhook(secret).verify(rawBody, headers)');
+    expect(description).toContain('A 429 or 503 with `Retry-After`');
+    expect(description).toContain('A 410 Gone ends the delivery at once and disables the endpoint');
+    expect(description).toContain('spread by up to ±10 %');
+    const standardOnly = openApiDescription(loadConfig({ NODE_ENV: 'test', SIGNATURE_HEADERS: 'standard' }));
+    expect(standardOnly).toContain('| `webhook-signature` |');
+    expect(standardOnly).not.toContain('| `X-Webhook-Signature` |');
+  });
+
   describe('its Node.js recipe', () => {
     const verify = nodeRecipe(description);
 

@@ -9,6 +9,8 @@ import { API_PREFIX } from './api-prefix';
 export function openApiDescription(config: AppConfig): string {
   const userAgent = `${config.serviceName}-Webhook/1.0 (+${config.docsUrl})`;
   const attempts = config.retryScheduleMs.length;
+  const { seed, standard } = config.signatureHeaders;
+  const jitter = config.retryJitter > 0 ? ` Each delay is spread by up to ±${Math.round(config.retryJitter * 100)} %.` : '';
   const retries = config.retryScheduleMs
     .slice(1)
     .map((delay, index) => `attempt ${index + 2} about ${seconds(delay)} after attempt ${index + 1} failed`);
@@ -43,22 +45,35 @@ shape that \`GET /event-types\` gives for its \`type\`. The request's headers:
 | header | value |
 |---|---|
 | \`Content-Type\` | \`application/json\` |
-| \`X-Webhook-Signature\` | \`sha256=\` + lowercase hex HMAC-SHA256(secret, \`<X-Webhook-Timestamp>.<body>\`) |
-| \`X-Webhook-Timestamp\` | the attempt's Unix time in milliseconds (new on each attempt) |
-| \`X-Webhook-ID\` | the event id, the same on every attempt and retry: deduplicate on it |
 | \`User-Agent\` | \`${userAgent}\` |
+${standard ? STANDARD_ROWS : ''}${seed ? SEED_ROWS : ''}| the endpoint's \`headers\` | as set on the endpoint, on every attempt |
+
+${standard ? 'The `webhook-*` headers follow the Standard Webhooks specification: its libraries (npm `standardwebhooks`, the `svix` SDKs) verify deliveries as they are.' : ''}
 
 Any 2xx answer within ${seconds(config.deliveryTimeoutMs)} acknowledges. Anything else is a failed
 attempt: another status (3xx too: redirects are never followed), no complete answer in time, a
 refused or reset connection, a TLS error. A delivery has ${attempts} attempt${attempts === 1 ? '' : 's'}${
     retries.length > 0 ? ` (${retries.join(', ')})` : ''
-  }; then it is \`failed\`, and \`POST /deliveries/{id}/retry\` sends the same event id and body again.
+  } unless its endpoint has its own \`retrySchedule\`; then it is \`failed\`, and \`POST /deliveries/{id}/retry\` sends the same event id and body again.${jitter}
+A 429 or 503 with \`Retry-After\` (seconds or an HTTP date) puts the next attempt at least that far off
+(at most ${seconds(config.retryAfterMaxMs)}). A 410 Gone ends the delivery at once and disables the endpoint
+(\`disabledReason: "gone"\`) until it is re-enabled.
 Delivery is at least once (the same event can arrive twice) and in no promised order.
 
 ## Verifying a delivery
 
 The secret is the \`whsec_…\` string in the answer to \`POST /webhooks\` (and to \`rotate-secret\`,
-after which the old one stops at once). Before acting on a delivery:
+which can keep the old one signing beside the new one for an overlap: \`webhook-signature\` then
+carries both, and \`X-Webhook-Signature\` the old one's).
+
+With the Standard Webhooks library, on the \`webhook-*\` headers:
+
+\`\`\`ts
+import { Webhook } from 'standardwebhooks';
+const event = new Webhook(secret).verify(rawBody, headers); // throws unless a signature matches and the time is recent
+\`\`\`
+
+By hand, on \`X-Webhook-Signature\`, before acting on a delivery:
 
 1. Refuse an \`X-Webhook-Timestamp\` more than a few minutes from now (a replayed request).
 2. Compute HMAC-SHA256 keyed with the whole secret, \`whsec_\` included, as UTF-8, over the
@@ -102,3 +117,13 @@ def verify_webhook(secret: str, headers, raw_body: bytes, tolerance_ms=5 * 60 * 
 function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
+
+const STANDARD_ROWS = `| \`webhook-id\` | the event id, the same on every attempt and retry: deduplicate on it |
+| \`webhook-timestamp\` | the attempt's Unix time in seconds (new on each attempt) |
+| \`webhook-signature\` | \`v1,\` + base64 HMAC-SHA256 over \`<webhook-id>.<webhook-timestamp>.<body>\`, keyed with the secret's bytes (the part after \`whsec_\`, base64-decoded); several entries, space separated, during a secret rotation |
+`;
+
+const SEED_ROWS = `| \`X-Webhook-ID\` | the event id, the same on every attempt and retry: deduplicate on it |
+| \`X-Webhook-Timestamp\` | the attempt's Unix time in milliseconds (new on each attempt) |
+| \`X-Webhook-Signature\` | \`sha256=\` + lowercase hex HMAC-SHA256(secret, \`<X-Webhook-Timestamp>.<body>\`), keyed with the whole secret string |
+`;
