@@ -3,12 +3,14 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
 import { AppModule } from './app.module';
+import { BootstrapKey } from './auth/bootstrap-key';
 import { configureApp } from './configure-app';
 import { HooklineExpressAdapter } from './common/express-adapter';
 import { limitHeapGrowth } from './common/heap-growth';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { EmbeddedPostgres, EmbeddedPostgresError } from './database/embedded-postgres';
 import { ShutdownState } from './observability/shutdown-state';
+import { readyMessage } from './ready-message';
 
 async function bootstrap(): Promise<void> {
   limitHeapGrowth();
@@ -41,6 +43,7 @@ async function bootstrap(): Promise<void> {
   if (embedded) config = config.with({ databaseUrl: embedded.url, embeddedDatabase: true });
 
   let app: NestExpressApplication;
+  let generatedKey: string | undefined;
   try {
     app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new HooklineExpressAdapter(), {
       bufferLogs: true,
@@ -48,14 +51,25 @@ async function bootstrap(): Promise<void> {
     });
     configureApp(app, config);
     await app.listen(config.port, config.host);
+    generatedKey = await app.get(BootstrapKey).generateIfNone();
   } catch (error) {
     log.fatal({ err: error }, 'could not start');
     await embedded?.stop();
     process.exit(1);
   }
-  const address = app.getHttpServer().address() as { port: number } | null;
-  log.info(
-    `${config.serviceName} (ROLE=${config.role}) listening on http://${config.host}:${address?.port ?? config.port}; API docs at /docs`,
+  const port = (app.getHttpServer().address() as { port: number } | null)?.port ?? config.port;
+  log.info(`${config.serviceName} (ROLE=${config.role}) listening on http://${config.host}:${port}`);
+  // Plain text after the last start-up log line, on stdout even at LOG_LEVEL=silent: the one
+  // place a generated key is ever shown (never through the logger, whose lines are kept).
+  process.stdout.write(
+    readyMessage({
+      serviceName: config.serviceName,
+      role: config.role,
+      host: config.host,
+      port,
+      adminApiKeySet: config.adminApiKey !== undefined,
+      generatedKey,
+    }),
   );
 
   let stopping = false;

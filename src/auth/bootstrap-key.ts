@@ -1,20 +1,20 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import { newId } from '../common/ids';
+import { PgNotifier } from '../database/pg-notifier';
+import { API_KEY_REVOKED_CHANNEL, ApiKeyAuthenticator } from './api-key-authenticator';
 import { ApiKeyRepository } from './api-key.repository';
 import { generateApiKeyText, hashApiKey } from './api-key-text';
 import { SCOPES } from './scopes';
 
 export const DEFAULT_STORE_ID = 'st_default';
 export const BOOTSTRAP_KEY_ID = 'key_bootstrap';
-const GENERATE_LOCK_KEY = 7_338_249_012;
+const GENERATED_NAME = 'bootstrap (generated)';
 
 /**
- * The first key: ADMIN_API_KEY, stored hashed under a fixed id so that changing the
- * variable replaces it; or, when it is unset and no key exists at all, one generated key, stored
- * hashed and printed once on stdout (not through the logs, which must never hold a secret).
+ * The first key of store st_default, holding every scope, always under one fixed id: either
+ * ADMIN_API_KEY, which replaces (and so revokes) whatever bootstrap key was there before, or, when
+ * it is unset and no key exists at all, a generated one whose text main.ts shows once
+ * (docs/operations.md#the-administrator-key).
  */
 @Injectable()
 export class BootstrapKey implements OnApplicationBootstrap {
@@ -23,50 +23,47 @@ export class BootstrapKey implements OnApplicationBootstrap {
   constructor(
     private readonly config: AppConfig,
     private readonly keys: ApiKeyRepository,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly notifier: PgNotifier,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.adminApiKey) {
-      await this.keys.upsertBootstrap(
-        BOOTSTRAP_KEY_ID,
-        DEFAULT_STORE_ID,
-        'bootstrap (ADMIN_API_KEY)',
-        [...SCOPES],
-        hashApiKey(this.config.adminApiKey),
-      );
-      return;
-    }
-    const generated = await this.dataSource.transaction(async (manager) => {
-      // Several instances may start together on an empty database: one of them generates.
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [GENERATE_LOCK_KEY]);
-      const [{ count }] = await manager.query<Array<{ count: number }>>('SELECT count(*)::int AS count FROM api_keys');
-      if (count > 0) return undefined;
-      const text = generateApiKeyText();
-      await manager.query(`INSERT INTO api_keys (id, store_id, name, scopes, key_hash) VALUES ($1, $2, $3, $4, $5)`, [
-        newId('key'),
-        DEFAULT_STORE_ID,
-        'bootstrap (generated)',
-        [...SCOPES],
-        hashApiKey(text),
-      ]);
-      return text;
-    });
-    if (!generated) return;
-    this.logger.warn('no API key existed: generated an administrator key (printed once on stdout)');
-    process.stdout.write(
-      [
-        '',
-        '==================================================================',
-        ` ${this.config.serviceName}: administrator API key for store ${DEFAULT_STORE_ID}`,
-        ` (every scope; shown once, store it now):`,
-        '',
-        `   ${generated}`,
-        '',
-        ' Use it as the X-API-Key header, in Swagger UI (/docs) or the dashboard.',
-        '==================================================================',
-        '',
-      ].join('\n'),
+    if (!this.config.adminApiKey) return;
+    const revoked = await this.keys.replaceBootstrap(
+      {
+        id: BOOTSTRAP_KEY_ID,
+        storeId: DEFAULT_STORE_ID,
+        name: 'bootstrap (ADMIN_API_KEY)',
+        scopes: [...SCOPES],
+        keyHash: hashApiKey(this.config.adminApiKey),
+      },
+      GENERATED_NAME,
     );
+    for (const id of revoked) {
+      // Processes already running may hold the old key in their cache.
+      this.authenticator.evict(id);
+      await this.notifier.notify(API_KEY_REVOKED_CHANNEL, id);
+    }
+    if (revoked.length > 0) this.logger.warn('ADMIN_API_KEY replaced the previous bootstrap key, which no longer works');
+  }
+
+  /**
+   * Without ADMIN_API_KEY and with no key in the database, generates the bootstrap key and answers
+   * its text, which exists nowhere else: the caller must show it. Called once the server listens,
+   * so that a start that fails earlier (a port in use) does not leave a key nobody ever saw.
+   */
+  async generateIfNone(): Promise<string | undefined> {
+    if (this.config.adminApiKey) return undefined;
+    const text = generateApiKeyText();
+    const inserted = await this.keys.insertIfNone({
+      id: BOOTSTRAP_KEY_ID,
+      storeId: DEFAULT_STORE_ID,
+      name: GENERATED_NAME,
+      scopes: [...SCOPES],
+      keyHash: hashApiKey(text),
+    });
+    if (!inserted) return undefined;
+    this.logger.warn('no API key existed: generated the bootstrap key (shown once on stdout, never logged)');
+    return text;
   }
 }
