@@ -44,6 +44,11 @@ async function status(url: string, key?: string): Promise<number> {
   return res.status;
 }
 
+/** A start takes seconds (ts-node compiles main.ts); give it room on a busy machine. */
+function start(name: string, env: Record<string, string>, databaseUrl: string): Promise<ChildApp> {
+  return ChildApp.start({ name, databaseUrl, env, startDeadlineMs: 90_000 });
+}
+
 async function stop(app: ChildApp): Promise<void> {
   await app.kill('SIGTERM');
   expect(await app.waitForExit(30_000)).toEqual({ code: 0, signal: null });
@@ -62,7 +67,7 @@ describe('start-up output and the administrator key', () => {
   });
 
   it('ends the start-up output with a ready block of URLs that answer, and the generated key the first time only', async () => {
-    const first = await ChildApp.start({ name: 'startup-first', databaseUrl: db.url, env: { ...NO_ADMIN_KEY, LOG_LEVEL: 'info' } });
+    const first = await start('startup-first', { ...NO_ADMIN_KEY, LOG_LEVEL: 'info' }, db.url);
     const block = await readyBlock(first);
     const api = urlAfter(block, 'API');
     expect(api).toBe(`${first.baseUrl}/api/v1/external`);
@@ -84,21 +89,21 @@ describe('start-up output and the administrator key', () => {
     expect(readFileSync(first.logFile, 'utf8').split(key)).toHaveLength(2);
     await stop(first);
 
-    const later = await ChildApp.start({ name: 'startup-later', databaseUrl: db.url, env: NO_ADMIN_KEY });
+    const later = await start('startup-later', NO_ADMIN_KEY, db.url);
     const laterBlock = await readyBlock(later);
     expect(laterBlock.lines.join('\n')).not.toMatch(/hlk_/);
     expect(laterBlock.lines.join('\n')).toMatch(/Admin API key: shown at the first start; if it is lost, restart with ADMIN_API_KEY/);
     expect(await status(`${later.baseUrl}/api/v1/external/webhooks`, key)).toBe(200);
-  }, 180_000);
+  }, 300_000);
 
   it('ADMIN_API_KEY replaces a lost generated key: the old one stops at once, also in a process already running', async () => {
-    const running = await ChildApp.start({ name: 'startup-running', databaseUrl: db.url, env: NO_ADMIN_KEY });
+    const running = await start('startup-running', NO_ADMIN_KEY, db.url);
     const lines = (await readyBlock(running)).lines;
     const lost = lines[lines.findIndex((line) => line.includes('Admin API key')) + 1].trim();
     // Verified once, so the running process holds it in its cache of keys.
     expect(await status(`${running.baseUrl}/api/v1/external/webhooks`, lost)).toBe(200);
 
-    const recovering = await ChildApp.start({ name: 'startup-recover', databaseUrl: db.url, env: { ADMIN_API_KEY: CHOSEN_KEY } });
+    const recovering = await start('startup-recover', { ADMIN_API_KEY: CHOSEN_KEY }, db.url);
     const block = await readyBlock(recovering);
     expect(block.lines).toContain('  Admin API key: the value of ADMIN_API_KEY');
     expect(readFileSync(recovering.logFile, 'utf8')).not.toContain(CHOSEN_KEY);
@@ -120,14 +125,14 @@ describe('start-up output and the administrator key', () => {
     await stop(running);
 
     // The chosen key stays the bootstrap key once the variable is removed again.
-    const after = await ChildApp.start({ name: 'startup-after', databaseUrl: db.url, env: NO_ADMIN_KEY });
+    const after = await start('startup-after', NO_ADMIN_KEY, db.url);
     expect((await readyBlock(after)).lines.join('\n')).not.toMatch(/hlk_/);
     expect(await status(`${after.baseUrl}/api/v1/external/webhooks`, CHOSEN_KEY)).toBe(200);
     expect(await status(`${after.baseUrl}/api/v1/external/webhooks`, lost)).toBe(401);
-  }, 180_000);
+  }, 300_000);
 
   it('ADMIN_API_KEY also revokes a key generated when the bootstrap key had no fixed id yet', async () => {
-    const first = await ChildApp.start({ name: 'startup-legacy', databaseUrl: db.url, env: NO_ADMIN_KEY });
+    const first = await start('startup-legacy', NO_ADMIN_KEY, db.url);
     const lines = (await readyBlock(first)).lines;
     const lost = lines[lines.findIndex((line) => line.includes('Admin API key')) + 1].trim();
     await stop(first);
@@ -138,7 +143,7 @@ describe('start-up output and the administrator key', () => {
        VALUES ('key_1later', 'st_default', 'bootstrap (generated)', '{webhooks:read}', 'not-a-real-hash', now() + interval '1 second')`,
     );
 
-    const recovering = await ChildApp.start({ name: 'startup-legacy-recover', databaseUrl: db.url, env: { ADMIN_API_KEY: CHOSEN_KEY } });
+    const recovering = await start('startup-legacy-recover', { ADMIN_API_KEY: CHOSEN_KEY }, db.url);
     await readyBlock(recovering);
     expect(await status(`${recovering.baseUrl}/api/v1/external/webhooks`, lost)).toBe(401);
     expect(await status(`${recovering.baseUrl}/api/v1/external/webhooks`, CHOSEN_KEY)).toBe(200);
@@ -146,5 +151,5 @@ describe('start-up output and the administrator key', () => {
       'key_1later',
       'key_bootstrap',
     ]);
-  }, 180_000);
+  }, 300_000);
 });
