@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -164,6 +164,24 @@ describe('embedded PostgreSQL', () => {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
     }
+  }, 120_000);
+
+  it('a DATA_DIR that cannot be made stops Hookline with one line naming it, without a stack trace', async () => {
+    const aFile = join(dataDir, '..', 'not-a-directory');
+    await writeFile(aFile, '');
+    const failed = await ChildApp.start({
+      name: 'embedded-unusable',
+      env: { DATA_DIR: join(aFile, 'data') },
+      startDeadlineMs: 90_000,
+    }).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(failed?.message).toMatch(/exited \(code 1/);
+    const output = await readFile(/see (\S+)$/.exec(failed!.message)![1], 'utf8');
+    expect(output).toContain(`DATA_DIR ${join(aFile, 'data')} cannot be used (ENOTDIR`);
+    expect(output.trim().split('\n')).toHaveLength(1);
+    expect(output).not.toMatch(/^\s+at /m);
   }, 120_000);
 
   it('refuses a second process on the same DATA_DIR instead of stopping the first one’s server', async () => {

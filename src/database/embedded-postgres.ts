@@ -60,16 +60,16 @@ export class EmbeddedPostgres {
     const pgData = join(dataDir, 'postgres');
     const runAs = currentUid() === 0 ? { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } : undefined;
 
-    await mkdir(dataDir, { recursive: true, mode: 0o700 });
-    await claimDataDir(dataDir);
-    const password = await readOrCreatePassword(dataDir);
+    const password = await prepareDataDir(dataDir);
     if (!(await exists(join(pgData, 'PG_VERSION')))) {
       log.info(`initialising embedded PostgreSQL in ${pgData}`);
       await initialise(binaries, pgData, password, runAs).catch((error: unknown) => {
         throw new EmbeddedPostgresError(`embedded PostgreSQL could not be initialised in ${pgData}: ${String(error)}`);
       });
     } else if (runAs) {
-      await chownTree(pgData, runAs.uid, runAs.gid);
+      await chownTree(pgData, runAs.uid, runAs.gid).catch((error: unknown) => {
+        throw unusable(dataDir, error);
+      });
     }
     await stopOrphan(pgData, log);
 
@@ -274,6 +274,25 @@ function launch(
   });
 }
 
+/** Creates DATA_DIR if needed and claims it for this process; answers the server's password. */
+async function prepareDataDir(dataDir: string): Promise<string> {
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await claimDataDir(dataDir);
+    return await readOrCreatePassword(dataDir);
+  } catch (error) {
+    throw error instanceof EmbeddedPostgresError ? error : unusable(dataDir, error);
+  }
+}
+
+/** A file system error on DATA_DIR (not a directory, not writable, full) is the operator's to fix. */
+function unusable(dataDir: string, error: unknown): EmbeddedPostgresError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new EmbeddedPostgresError(
+    `DATA_DIR ${dataDir} cannot be used (${reason}); point DATA_DIR at a directory this user can write, or set DATABASE_URL`,
+  );
+}
+
 function ownerFile(dataDir: string): string {
   return join(dataDir, 'hookline.pid');
 }
@@ -313,7 +332,7 @@ async function stopOrphan(pgData: string, log: EmbeddedPostgresLog): Promise<voi
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  if (isAlive(pid)) throw new Error(`an earlier embedded PostgreSQL (pid ${pid}) does not stop`);
+  if (isAlive(pid)) throw new EmbeddedPostgresError(`an earlier embedded PostgreSQL (pid ${pid}) does not stop; stop it, then start again`);
 }
 
 function isAlive(pid: number): boolean {
