@@ -22,7 +22,11 @@ async function bootstrap(): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
-  const log = pino({ level: config.logLevel, base: { service: config.serviceName.toLowerCase(), pid: process.pid } });
+  // Synchronous like the application's logger, so every line is out before the ready block below.
+  const log = pino(
+    { level: config.logLevel, base: { service: config.serviceName.toLowerCase(), pid: process.pid } },
+    pino.destination({ dest: 1, sync: true }),
+  );
 
   let embedded: EmbeddedPostgres | undefined;
   try {
