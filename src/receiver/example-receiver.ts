@@ -29,8 +29,12 @@ const failFirst = whole('FAIL_FIRST', 0, 0, 1_000);
 const failStatus = status >= 300 ? status : 500;
 const hookUrl = (p: number): string => `http://localhost:${p}/hooks`;
 
-const secret = process.env.WEBHOOK_SECRET ?? '';
-if (!secret.startsWith('whsec_')) {
+// Several secrets, comma separated, during a rotation's overlap (whsec_ secrets hold no commas).
+const secrets = (process.env.WEBHOOK_SECRET ?? '')
+  .split(',')
+  .map((part) => part.trim())
+  .filter(Boolean);
+if (secrets.length === 0 || !secrets.every((secret) => secret.startsWith('whsec_'))) {
   stop(
     [
       "Set WEBHOOK_SECRET to the endpoint's signing secret (whsec_…). It exists once the endpoint is registered:",
@@ -50,7 +54,7 @@ const server = createServer((req, res) => {
   req.on('end', () => {
     let event: WebhookEnvelope;
     try {
-      event = verifyWebhook(secret, req.headers, Buffer.concat(chunks));
+      event = verifyWebhook(secrets, req.headers, Buffer.concat(chunks));
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;
       say(`refused: ${error.message}`);
@@ -80,7 +84,7 @@ server.listen(port, () => {
   const url = hookUrl((server.address() as AddressInfo).port);
   const lines = [
     `example receiver on ${url}`,
-    `  deliveries are verified with WEBHOOK_SECRET, the secret in the response that registered ${url}`,
+    `  deliveries are verified with WEBHOOK_SECRET (during a secret rotation: new,old), the secret in the response that registered ${url}`,
   ];
   if (failFirst > 0) lines.push(`  FAIL_FIRST=${failFirst}: the first ${failFirst} attempts of each event answer ${failStatus}`);
   else if (status !== 200) lines.push(`  STATUS=${status}: every delivery is answered ${status}`);
