@@ -6,6 +6,7 @@ import { ADMIN_KEY, startApp, TestApp } from './support/app';
 import {
   allPages,
   CreatedKey,
+  createStoreWithKey,
   createWebhook,
   expectError,
   expectJson,
@@ -481,6 +482,79 @@ describe('stores (POST/GET /stores, POST /stores/:id/api-keys)', () => {
       201,
     );
     expect(ok.storeId).toBe(store.id);
+  });
+});
+
+describe('who am I (GET /me)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp();
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("answers the calling key's id, name, store and scopes", async () => {
+    const me = await expectJson<Record<string, unknown>>(await t.api('/me'), 200);
+    expect(me).toEqual({ id: 'key_bootstrap', name: 'bootstrap (ADMIN_API_KEY)', storeId: 'st_default', scopes: [...SCOPES] });
+  });
+
+  it.each<[string, Scope[]]>([
+    ['only events:write', ['events:write']],
+    ['only webhooks:read', ['webhooks:read']],
+    ['webhooks:read and webhooks:write', ['webhooks:read', 'webhooks:write']],
+  ])('answers a key holding %s (no scope is needed), and changes nothing', async (_case, scopes) => {
+    const created = await expectJson<CreatedKey>(
+      await t.api('/api-keys', { method: 'POST', json: { name: `me ${scopes.join(' ')}`, scopes } }),
+      201,
+    );
+    const before = await rowCounts(t.db);
+    const me = await expectJson<Record<string, unknown>>(await t.api('/me', { key: created.key }), 200);
+    expect(me).toEqual({ id: created.id, name: created.name, storeId: 'st_default', scopes });
+    expect(await rowCounts(t.db)).toEqual(before);
+  });
+
+  it("answers a key of another store with that store's id", async () => {
+    const { storeId, key } = await createStoreWithKey(t, 'Who am I', ['webhooks:read']);
+    expect(await expectJson(await t.api('/me', { key: key.key }), 200)).toEqual({
+      id: key.id,
+      name: 'Who am I key',
+      storeId,
+      scopes: ['webhooks:read'],
+    });
+  });
+
+  it('answers 401 without a key, with an unknown key and with a revoked one', async () => {
+    await expectError(await t.api('/me', { key: null }), 401, 'Missing X-API-Key header');
+    await expectError(await t.api('/me', { key: 'hlk_not_a_key_that_exists_0000000000000000000' }), 401, 'Invalid API key');
+    const revoked = await expectJson<CreatedKey>(
+      await t.api('/api-keys', { method: 'POST', json: { name: 'gone', scopes: ['webhooks:read'] } }),
+      201,
+    );
+    expect((await t.api('/me', { key: revoked.key })).status).toBe(200);
+    expect((await t.api(`/api-keys/${revoked.id}`, { method: 'DELETE' })).status).toBe(204);
+    await expectError(await t.api('/me', { key: revoked.key }), 401, 'Invalid API key');
+  });
+
+  it('is documented in the OpenAPI document: an API key of any scope, its answer and a 401 (never a 403)', async () => {
+    type Operation = {
+      security?: unknown;
+      description?: string;
+      'x-required-scopes'?: unknown;
+      responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+    };
+    const document = await expectJson<{
+      paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, { properties: object }> };
+    }>(await fetch(`${t.baseUrl}/docs-json`), 200);
+    const operation = document.paths['/me']?.get;
+    expect(operation).toMatchObject({ security: [{ 'api-key': [] }], 'x-required-scopes': [] });
+    expect(operation.description).toContain('Requires an API key, of any scope.');
+    expect(Object.keys(operation.responses).sort()).toEqual(['200', '401', '429']);
+    const ref = operation.responses['200'].content?.['application/json'].schema.$ref ?? '';
+    expect(Object.keys(document.components.schemas[ref.split('/').pop()!].properties).sort()).toEqual(['id', 'name', 'scopes', 'storeId']);
   });
 });
 

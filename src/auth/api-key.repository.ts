@@ -74,6 +74,10 @@ export class ApiKeyRepository {
     });
   }
 
+  findInStore(storeId: string, id: string): Promise<ApiKey | null> {
+    return this.keys.findOne({ where: { id, storeId } });
+  }
+
   listInStore(storeId: string): Promise<ApiKey[]> {
     return this.keys.find({ where: { storeId }, order: { id: 'DESC' } });
   }

@@ -8,6 +8,7 @@ import { generateApiKeyText, hashApiKey } from './api-key-text';
 import type { AuthContext } from './auth-context';
 import { ApiKeyListResponse, ApiKeyResponse, CreatedApiKeyResponse } from './dto/api-key.response';
 import type { CreateApiKeyDto } from './dto/create-api-key.dto';
+import type { MeResponse } from './dto/me.response';
 import { StoreRepository } from './store.repository';
 
 @Injectable()
@@ -31,6 +32,14 @@ export class ApiKeysService {
     const text = generateApiKeyText();
     const key = await this.keys.insert({ id: newId('key'), storeId, name: dto.name, scopes: dto.scopes, keyHash: hashApiKey(text) });
     return { id: key.id, name: key.name, scopes: key.scopes, storeId: key.storeId, key: text, createdAt: key.createdAt.toISOString() };
+  }
+
+  /** The calling key, with the name the guard's cached context does not carry. */
+  async describe(caller: AuthContext): Promise<MeResponse> {
+    const key = await this.keys.findInStore(caller.storeId, caller.keyId);
+    // Revoked between the guard's check and this read.
+    if (!key) throw AuthError.apiKeyNotFound(caller.keyId);
+    return { id: key.id, name: key.name, storeId: key.storeId, scopes: key.scopes };
   }
 
   async list(storeId: string): Promise<ApiKeyListResponse> {

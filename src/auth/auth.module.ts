@@ -10,6 +10,7 @@ import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
 import { BootstrapKey } from './bootstrap-key';
+import { MeController } from './me.controller';
 import { RATE_LIMIT_WINDOW_MS, RateLimitGuard } from './rate-limit.guard';
 import { FixedWindowThrottlerStorage } from './rate-limit-storage';
 import { Store } from './store.entity';
@@ -31,7 +32,7 @@ import { StoresService } from './stores.service';
       }),
     }),
   ],
-  controllers: [ApiKeysController, StoresController],
+  controllers: [ApiKeysController, StoresController, MeController],
   providers: [
     ApiKeyRepository,
     StoreRepository,

@@ -7,8 +7,9 @@ import type { Scope } from './scopes';
 export const REQUIRED_SCOPES = 'hookline:required-scopes';
 
 /**
- * The one auth decorator: the guard requires an API key holding every scope listed, and the
- * OpenAPI document shows the security requirement, the scopes and the 401/403/429 answers.
+ * The one auth decorator: the guard requires an API key holding every scope listed (with none
+ * listed, any valid key), and the OpenAPI document shows the security requirement, the scopes and
+ * the 401/403/429 answers (no 403 where no scope is required).
  */
 export function RequireScopes(...scopes: Scope[]): MethodDecorator & ClassDecorator {
   return applyDecorators(
@@ -16,7 +17,9 @@ export function RequireScopes(...scopes: Scope[]): MethodDecorator & ClassDecora
     ApiSecurity(API_KEY_SECURITY),
     ApiExtension(REQUIRED_SCOPES_EXTENSION, scopes),
     ApiUnauthorizedResponse({ description: 'X-API-Key missing, unknown or revoked', type: ErrorResponse }),
-    ApiForbiddenResponse({ description: `The key lacks the scope ${scopes.join(', ')}`, type: ErrorResponse }),
+    ...(scopes.length > 0
+      ? [ApiForbiddenResponse({ description: `The key lacks the scope ${scopes.join(', ')}`, type: ErrorResponse })]
+      : []),
     ApiTooManyRequestsResponse({
       description: 'Rate limit exceeded',
       type: ErrorResponse,
