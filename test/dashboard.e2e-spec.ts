@@ -3,6 +3,9 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 import { ADMIN_KEY, startApp, type TestApp } from './support/app';
+import { ChildApp } from './support/child-app';
+import { createTestDatabase } from './support/database';
+import { eventually } from './support/eventually';
 import { Receiver } from './support/receiver';
 
 /**
@@ -20,6 +23,10 @@ const NO_BROWSER = `the dashboard's browser specs need Debian's chromium at ${CH
 const skipBrowser = process.env.SKIP_BROWSER === '1';
 if (skipBrowser) console.warn('[dashboard] SKIP_BROWSER=1: the browser specs of the dashboard are skipped');
 const describeInBrowser = skipBrowser ? describe.skip : describe;
+
+/** A line of the server's log (pino JSON), and pino's level number of a warning. */
+type LogLine = { level?: number; msg?: string; req?: { url?: string } };
+const PINO_WARN = 40;
 
 const orderData = { id: 'ord_1001', orderNumber: 'ORD-1001', status: 'PENDING', total: 4998, currency: 'EUR' };
 
@@ -218,6 +225,64 @@ describeInBrowser('dashboard in a browser', () => {
     await shot(page, 'endpoints-laptop');
     expect(await page.evaluate(() => (globalThis as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
   }, 60_000);
+
+  it('signs in with GET /me alone: no console error, no warning in the server log, after a reload too', async () => {
+    // A server of its own, as a process, so that its whole log (every source, at warn and above) can be read.
+    const db = await createTestDatabase();
+    const server = await ChildApp.start({ databaseUrl: db.url, name: 'dashboard-sign-in' });
+    try {
+      const keys: Array<[string, string, string]> = [['admin', ADMIN_KEY, 'No endpoints yet']];
+      for (const [label, scopes, shows] of [
+        ['read only', ['webhooks:read'], 'No endpoints yet'],
+        ['publish only', ['events:write'], 'This key cannot list endpoints'],
+      ] as const) {
+        const created = await server.api('/api-keys', { method: 'POST', json: { name: label, scopes } });
+        keys.push([label, ((await created.json()) as { key: string }).key, shows]);
+      }
+      for (const [label, key, shows] of keys) {
+        const logged = server.logLines().length;
+        const context = await browser.newContext({ viewport: LAPTOP });
+        const page = await context.newPage();
+        const errors: string[] = [];
+        const calls: string[] = [];
+        page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+        // Every console error this time, "Failed to load resource" (a 4xx answer) included.
+        page.on('console', (message) => {
+          if (message.type() === 'error') errors.push(message.text());
+        });
+        page.on('request', (request) => {
+          const url = new URL(request.url());
+          if (url.pathname.startsWith('/api/')) calls.push(`${request.method()} ${url.pathname}`);
+        });
+        await page.goto(`${server.baseUrl}/dashboard`);
+        await signIn(page, key);
+        await visible(heading(page, 'Endpoints'));
+        await visible(page.getByText(shows));
+        await page.reload();
+        await visible(page.getByText(shows));
+        await context.close();
+
+        // A request the server surely logs as a warning (404), after all of the above: once its
+        // line is in the log file, so is every line before it.
+        const marker = `/api/v1/external/end-of-sign-in-${label.replace(' ', '-')}`;
+        expect((await fetch(`${server.baseUrl}${marker}`)).status).toBe(404);
+        const isMarker = (line: LogLine) => line.req?.url === marker;
+        const lines = await eventually(
+          async () => server.logLines().slice(logged) as LogLine[],
+          (found) => found.some(isMarker),
+          { what: `${marker} in the server log` },
+        );
+        const warnings = lines.slice(0, lines.findIndex(isMarker)).filter((line) => (line.level ?? 0) >= PINO_WARN);
+        expect({ label, errors, warnings }).toEqual({ label, errors: [], warnings: [] });
+        expect({ label, signIns: calls.filter((call) => call === 'GET /api/v1/external/me').length }).toEqual({ label, signIns: 2 });
+        expect(calls).not.toContain('POST /api/v1/external/webhooks');
+      }
+    } finally {
+      await server.kill('SIGTERM');
+      await server.waitForExit(20_000);
+      await db.drop();
+    }
+  }, 120_000);
 
   it('tells a wrong or revoked key plainly, and ends a session whose key is revoked', async () => {
     const page = await open();

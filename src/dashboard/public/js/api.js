@@ -23,7 +23,7 @@ export const session = {
   get key() {
     return sessionStorage.getItem(STORAGE_KEY);
   },
-  /** What the key may do, found at sign-in ({read, write}). */
+  /** What the key may do and whose it is, found at sign-in ({read, write, name, storeId}). */
   caps: { read: false, write: false },
   start(key, caps) {
     sessionStorage.setItem(STORAGE_KEY, key);
@@ -66,20 +66,13 @@ async function request(method, path, { body, query, key = session.key, signal } 
 }
 
 /**
- * Which scopes a key holds, without changing anything: reading the endpoint list needs
- * webhooks:read; an empty POST /webhooks is refused by the guard (403) before validation (400)
- * when the key lacks webhooks:write. A 401 (unknown or revoked key) is thrown.
+ * What a key may do, from GET /me, which answers any valid key with its scopes: nothing is tried
+ * and refused on the way, so signing in leaves no error in the console or the server's log. A
+ * 401 (unknown or revoked key) is thrown.
  */
-export async function probeKey(key) {
-  const read = await request('GET', '/webhooks', { key, query: { limit: 1 } }).then(
-    () => true,
-    (error) => (error.status === 403 ? false : Promise.reject(error)),
-  );
-  const write = await request('POST', '/webhooks', { key, body: {} }).then(
-    () => true,
-    (error) => (error.status === 403 ? false : error.status === 400 ? true : Promise.reject(error)),
-  );
-  return { read, write };
+export async function identify(key) {
+  const me = await request('GET', '/me', { key });
+  return { read: me.scopes.includes('webhooks:read'), write: me.scopes.includes('webhooks:write'), name: me.name, storeId: me.storeId };
 }
 
 let eventTypesCache;

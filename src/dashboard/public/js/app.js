@@ -1,7 +1,7 @@
 // The dashboard's shell: session, routing (in the URL's hash, so the server serves one page) and
 // the header. Each view renders into a fresh container and gets an AbortSignal that ends its
 // requests and polling when the route changes.
-import { onUnauthorized, probeKey, session } from './api.js';
+import { identify, onUnauthorized, session } from './api.js';
 import { h } from './dom.js';
 import { toast } from './ui.js';
 import { catalogueView } from './views/catalogue.js';
@@ -44,6 +44,7 @@ function showSignedIn(signedIn) {
   if (signedIn) {
     const key = session.key;
     keyHint.replaceChildren(h('span', { class: 'mono' }, `${key.slice(0, 4)}…${key.slice(-4)}`));
+    keyHint.title = session.caps.name ? `API key “${session.caps.name}” of store ${session.caps.storeId}` : 'The API key of this session';
     if (!session.caps.write) keyHint.append(h('span', { class: 'badge badge-readonly' }, 'Read only'));
   }
 }
@@ -125,7 +126,7 @@ window.addEventListener('hashchange', render);
 
 // A reload keeps the key (sessionStorage) but not what it may do: ask the API again.
 if (session.key) {
-  probeKey(session.key).then(
+  identify(session.key).then(
     (caps) => {
       session.caps = caps;
       render();

@@ -1,4 +1,4 @@
-import { ApiError, explain, probeKey } from '../api.js';
+import { ApiError, explain, identify } from '../api.js';
 import { h } from '../dom.js';
 import { button } from '../ui.js';
 
@@ -30,7 +30,7 @@ export function signInView(root, { onSignedIn, message }) {
         submit.disabled = true;
         submit.textContent = 'Checking…';
         try {
-          onSignedIn(key, await probeKey(key));
+          onSignedIn(key, await identify(key));
         } catch (failure) {
           error.textContent =
             failure instanceof ApiError && failure.status === 401
