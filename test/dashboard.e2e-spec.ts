@@ -138,6 +138,15 @@ describeInBrowser('dashboard in a browser', () => {
     await locator.first().waitFor({ state: 'visible', timeout });
   }
 
+  /** The text an element shows, what its stylesheet adds after it (`::after`) included. */
+  function shownText(locator: Locator): Promise<string> {
+    return locator.evaluate((element) => {
+      const view = globalThis as unknown as { getComputedStyle(element: unknown, pseudo: string): { content: string } };
+      const after = view.getComputedStyle(element, '::after').content;
+      return (element as unknown as { innerText: string }).innerText + (after.startsWith('"') ? (JSON.parse(after) as string) : '');
+    });
+  }
+
   async function shot(page: Page, name: string, fullPage = false): Promise<void> {
     await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}.png`), fullPage, animations: 'disabled' });
   }
@@ -458,6 +467,13 @@ describeInBrowser('dashboard in a browser', () => {
     await publishOrder();
     const row = page.locator('tbody tr[data-status="failed"]');
     await visible(row);
+    // Stacked rows have no column heading: the count says what it counts, in the right form.
+    await expect(shownText(row.locator('td[data-label="Attempts"]'))).resolves.toBe('3 attempts');
+    receiver.respondStatus(200);
+    await publishOrder();
+    const delivered = page.locator('tbody tr[data-status="succeeded"]');
+    await visible(delivered);
+    await expect(shownText(delivered.locator('td[data-label="Attempts"]'))).resolves.toBe('1 attempt');
     await shot(page, 'deliveries-phone', true);
     await row.getByRole('link').click();
     await visible(heading(page, 'Attempts (3)'));
@@ -476,7 +492,7 @@ describeInBrowser('dashboard in a browser', () => {
     await visible(dark.locator('td .rate'));
     await shot(dark, 'endpoints-dark-laptop');
     await dark.getByRole('link', { name: 'Phone endpoint' }).click();
-    await dark.locator('tbody tr a').first().click();
+    await dark.locator('tbody tr[data-status="failed"] a').click();
     await visible(heading(dark, 'Attempts (3)'));
     await shot(dark, 'delivery-detail-dark-laptop', true);
   }, 60_000);

@@ -56,6 +56,11 @@ export function fullTime(iso) {
   return iso ? fullFormat.format(new Date(iso)) : '—';
 }
 
+/** `1 attempt`, `3 attempts`: the count and the word in the form the count takes. */
+export function plural(count, singular, pluralForm = `${singular}s`) {
+  return `${count} ${count === 1 ? singular : pluralForm}`;
+}
+
 export function duration(ms) {
   if (ms === null || ms === undefined) return '—';
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;

@@ -1,5 +1,5 @@
 import { api, explain, session } from '../api.js';
-import { duration, h, time } from '../dom.js';
+import { duration, h, plural, time } from '../dom.js';
 import {
   activeBadge,
   breadcrumbs,
@@ -330,7 +330,13 @@ export async function endpointView(root, { params, query, signal, navigate }) {
             h('div', { class: 'mono small muted' }, delivery.eventId),
           ),
           h('td', { 'data-label': 'Created' }, time(delivery.createdAt)),
-          h('td', { 'data-label': 'Attempts', class: 'num' }, String(delivery.attemptCount)),
+          h(
+            'td',
+            { 'data-label': 'Attempts', class: 'num' },
+            // The column's heading names the number on a wide screen; the stacked phone layout hides it.
+            h('span', { class: 'cell-count' }, String(delivery.attemptCount)),
+            h('span', { class: 'cell-unit' }, delivery.attemptCount === 1 ? ' attempt' : ' attempts'),
+          ),
           h('td', { 'data-label': 'Last result' }, lastResult(delivery)),
         ),
       ),
@@ -393,7 +399,9 @@ export async function endpointView(root, { params, query, signal, navigate }) {
     );
     if (queued === undefined) return;
     toast(
-      queued === 0 ? 'No failed deliveries to retry.' : `${queued} failed deliver${queued === 1 ? 'y' : 'ies'} queued for a new attempt.`,
+      queued === 0
+        ? 'No failed deliveries to retry.'
+        : `${plural(queued, 'failed delivery', 'failed deliveries')} queued for a new attempt.`,
     );
     void refreshNow();
   }

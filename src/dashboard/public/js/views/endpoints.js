@@ -1,5 +1,5 @@
 import { api, explain, session } from '../api.js';
-import { h, time } from '../dom.js';
+import { h, plural, time } from '../dom.js';
 import { activeBadge, button, chips, note, secretDialog, spinner, title, toast } from '../ui.js';
 import { endpointDialog } from './endpoint-form.js';
 
@@ -150,9 +150,7 @@ export async function endpointsView(root, { signal, navigate }) {
         return { webhook, row, rate };
       });
       body.append(...rows.map((entry) => entry.row));
-      footer.replaceChildren(
-        cursor ? more : h('span', { class: 'muted small' }, `${body.children.length} endpoint${body.children.length === 1 ? '' : 's'}`),
-      );
+      footer.replaceChildren(cursor ? more : h('span', { class: 'muted small' }, plural(body.children.length, 'endpoint')));
       await limited(
         rows.map(({ webhook, rate }) => async () => {
           const recent = await api.listDeliveries(webhook.id, { limit: RATE_WINDOW }, signal).catch(() => null);
