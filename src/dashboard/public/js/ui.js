@@ -138,17 +138,13 @@ export function secretDialog({ heading, webhook }) {
       h(
         'div',
         { class: 'dialog-body' },
-        h('p', {}, 'Signing secret of ', h('strong', {}, webhook.name), ':'),
+        h('label', { for: 'signing-secret', class: 'secret-label' }, 'Signing secret of ', h('strong', {}, webhook.name)),
         h(
           'div',
           { class: 'secret-row' },
-          h('input', {
-            class: 'mono secret',
-            readonly: true,
-            value: webhook.secret,
-            'aria-label': 'Signing secret',
-            onfocus: (e) => e.target.select(),
-          }),
+          // Shown whole and wrapped, not in an input: an input scrolls to its end when focused,
+          // hiding the `whsec_` that tells a reader what the string is. One click selects it all.
+          h('output', { id: 'signing-secret', class: 'mono secret' }, webhook.secret),
           copyButton(() => webhook.secret, 'Copy secret'),
         ),
         note(
