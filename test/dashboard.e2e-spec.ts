@@ -238,6 +238,14 @@ describeInBrowser('dashboard in a browser', () => {
     await visible(heading(page, 'Attempts (4)'));
     await visible(page.locator('.attempt-ok').getByText('HTTP 200'));
     await receiver.waitFor(4, (request) => request.path === '/erp');
+    const deliveryId = new URL(page.url()).hash.split('/').pop()!;
+    const detail = (await (await app.api(`/deliveries/${deliveryId}`)).json()) as { attempts: Array<{ number: number; trigger: string }> };
+    expect(detail.attempts.map(({ number, trigger }) => [number, trigger])).toEqual([
+      [1, 'scheduled'],
+      [2, 'scheduled'],
+      [3, 'scheduled'],
+      [4, 'manual'],
+    ]);
     await shot(page, 'delivery-detail-laptop', true);
 
     await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'ERP order sync' }).click();

@@ -130,6 +130,7 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
           leaseToken: token,
           attempt: {
             number: row.attemptNumber,
+            trigger: 'scheduled',
             startedAt: new Date(),
             durationMs: 3,
             statusCode: 200,

@@ -66,14 +66,19 @@ describe('AttemptRunner', () => {
       },
     ]);
     expect(outcome).toMatchObject({ deliveryId: 'del_1', leaseToken: 'lease-1', status: 'succeeded', lastStatusCode: 200 });
-    expect(outcome.attempt).toMatchObject({ number: 1, statusCode: 200, durationMs: 12 });
+    expect(outcome.attempt).toMatchObject({ number: 1, trigger: 'scheduled', statusCode: 200, durationMs: 12 });
   });
 
   it('schedules the next attempt of the cycle after a failure', async () => {
     next = answer(500, 'HTTP 500');
     const outcome = await runner.run(claimed({ cycleAttempt: 2, attemptNumber: 5 }));
     expect(outcome).toMatchObject({ status: 'pending', retryDelayMs: 4_000, lastError: 'HTTP 500' });
-    expect(outcome.attempt?.number).toBe(5);
+    expect(outcome.attempt).toMatchObject({ number: 5, trigger: 'scheduled' });
+  });
+
+  it('records the first attempt of a later cycle (a retry by hand) as manual', async () => {
+    const outcome = await runner.run(claimed({ cycleAttempt: 1, attemptNumber: 4 }));
+    expect(outcome.attempt).toMatchObject({ number: 4, trigger: 'manual' });
   });
 
   it('fails the delivery after the last attempt of the schedule', async () => {

@@ -1,7 +1,7 @@
 import type { AppConfig } from '../config/app-config';
 import type { Metrics } from '../observability/metrics';
 import { INACTIVE_ENDPOINT_ERROR, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
-import { decideAfterAttempt, type RetryDecision } from './retry-policy';
+import { attemptTrigger, decideAfterAttempt, type RetryDecision } from './retry-policy';
 import type { SecretCache } from './secret-cache';
 import type { SendResult, WebhookSender } from './webhook-sender';
 
@@ -65,7 +65,7 @@ export class AttemptRunner {
     }
     if (decision.status !== 'pending') this.metrics.deliveriesFinished.inc({ status: decision.status });
     return outcomeOf(
-      { deliveryId: delivery.id, leaseToken: this.leaseToken, attemptNumber: delivery.attemptNumber },
+      { deliveryId: delivery.id, leaseToken: this.leaseToken, attemptNumber: delivery.attemptNumber, cycleAttempt: delivery.cycleAttempt },
       result,
       decision.status,
       decision.status === 'pending' ? decision.delayMs : 0,
@@ -75,7 +75,7 @@ export class AttemptRunner {
 
 /** An attempt's result and the decision taken on it, as DeliveryRepository.recordOutcomes writes them. */
 export function outcomeOf(
-  claim: { deliveryId: string; leaseToken: string; attemptNumber: number },
+  claim: { deliveryId: string; leaseToken: string; attemptNumber: number; cycleAttempt: number },
   result: SendResult,
   status: AttemptOutcome['status'],
   retryDelayMs: number,
@@ -85,6 +85,7 @@ export function outcomeOf(
     leaseToken: claim.leaseToken,
     attempt: {
       number: claim.attemptNumber,
+      trigger: attemptTrigger(claim.attemptNumber, claim.cycleAttempt),
       startedAt: result.startedAt,
       durationMs: result.durationMs,
       statusCode: result.statusCode,

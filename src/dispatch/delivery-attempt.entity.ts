@@ -1,5 +1,12 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
+/**
+ * What started an attempt: `manual` for the first attempt of a cycle a person started (a retry),
+ * `scheduled` for the first attempt of a delivery and every retry of the schedule.
+ */
+export const ATTEMPT_TRIGGERS = ['scheduled', 'manual'] as const;
+export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
+
 /** One HTTP attempt of a delivery, written before the retry decision is taken. */
 @Entity('delivery_attempts')
 export class DeliveryAttempt {
@@ -20,6 +27,9 @@ export class DeliveryAttempt {
 
   @Column({ type: 'text', nullable: true })
   error: string | null;
+
+  @Column({ type: 'text' })
+  trigger: AttemptTrigger;
 
   /** At most 4 KiB of the response body. */
   @Column({ name: 'response_body', type: 'text', nullable: true })

@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from '../../test/support/databa
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrationsLocked } from '../database/run-migrations';
 import { DeliveryRepository, INACTIVE_ENDPOINT_ERROR, INTERRUPTED_ATTEMPT_ERROR, type AttemptOutcome } from './delivery.repository';
+import { attemptTrigger } from './retry-policy';
 
 const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100 };
 
@@ -81,7 +82,15 @@ describe('DeliveryRepository', () => {
     const outcome = (token: string): AttemptOutcome => ({
       deliveryId: id,
       leaseToken: token,
-      attempt: { number: 1, startedAt: new Date(), durationMs: 5, statusCode: 500, error: 'HTTP 500', responseBody: 'no' },
+      attempt: {
+        number: 1,
+        trigger: 'scheduled',
+        startedAt: new Date(),
+        durationMs: 5,
+        statusCode: 500,
+        error: 'HTTP 500',
+        responseBody: 'no',
+      },
       status: 'pending',
       retryDelayMs: 1_000,
       decidedAt: Date.now(),
@@ -97,7 +106,51 @@ describe('DeliveryRepository', () => {
       [id],
     );
     expect(row).toEqual({ status: 'pending', lease_token: null, last_error: 'HTTP 500' });
-    expect(await repository.attemptsOf(id)).toEqual([expect.objectContaining({ number: 1, statusCode: 500, error: 'HTTP 500' })]);
+    expect(await repository.attemptsOf(id)).toEqual([
+      expect.objectContaining({ number: 1, trigger: 'scheduled', statusCode: 500, error: 'HTTP 500' }),
+    ]);
+  });
+
+  it('keeps what started each attempt: a retry by hand starts its cycle with a manual attempt, interrupted or not', async () => {
+    const [id] = await due('wh_a');
+    const record = async (status: 'failed' | 'pending') => {
+      const [claimed] = await repository.claimDue(1, 10_000, 'worker', NO_LIMITS);
+      const attempt = {
+        number: claimed.attemptNumber,
+        startedAt: new Date(),
+        durationMs: 5,
+        statusCode: 500,
+        error: 'HTTP 500',
+        responseBody: null,
+      };
+      const trigger = attemptTrigger(claimed.attemptNumber, claimed.cycleAttempt);
+      await repository.recordOutcomes([
+        {
+          deliveryId: id,
+          leaseToken: 'worker',
+          attempt: { ...attempt, trigger },
+          status,
+          retryDelayMs: 0,
+          decidedAt: Date.now(),
+          lastStatusCode: 500,
+          lastError: 'HTTP 500',
+        },
+      ]);
+    };
+    await record('failed');
+    await repository.restart('st_default', id);
+    await record('pending');
+    await record('failed');
+    await repository.restart('st_default', id);
+    // This cycle's first attempt dies with its worker: the row put in its place keeps its trigger.
+    await repository.claimDue(1, 0, 'dead-worker', NO_LIMITS);
+    await repository.claimDue(1, 10_000, 'next-worker', NO_LIMITS);
+    expect((await repository.attemptsOf(id)).map(({ number, trigger, error }) => ({ number, trigger, error }))).toEqual([
+      { number: 1, trigger: 'scheduled', error: 'HTTP 500' },
+      { number: 2, trigger: 'manual', error: 'HTTP 500' },
+      { number: 3, trigger: 'scheduled', error: 'HTTP 500' },
+      { number: 4, trigger: 'manual', error: INTERRUPTED_ATTEMPT_ERROR },
+    ]);
   });
 
   it('records the attempt of a worker that died mid-attempt as interrupted when its lease is claimed again', async () => {

@@ -1,4 +1,4 @@
-import { decideAfterAttempt } from './retry-policy';
+import { attemptTrigger, decideAfterAttempt } from './retry-policy';
 
 const DEFAULT = [0, 1000, 4000];
 
@@ -45,5 +45,18 @@ describe('decideAfterAttempt', () => {
     expect(decideAfterAttempt(false, 1, DEFAULT, { retryAfterMs: 2_000 })).toEqual({ status: 'pending', delayMs: 2_000 });
     expect(decideAfterAttempt(false, 2, DEFAULT, { retryAfterMs: 2_000 })).toEqual({ status: 'pending', delayMs: 4_000 });
     expect(decideAfterAttempt(false, 3, DEFAULT, { retryAfterMs: 2_000 })).toEqual({ status: 'failed' });
+  });
+});
+
+describe('attemptTrigger', () => {
+  it('calls the first attempt of a delivery and every retry of a schedule scheduled', () => {
+    expect(attemptTrigger(1, 1)).toBe('scheduled');
+    expect(attemptTrigger(2, 2)).toBe('scheduled');
+    expect(attemptTrigger(6, 3)).toBe('scheduled');
+  });
+
+  it('calls the first attempt of any later cycle, which only a retry by hand starts, manual', () => {
+    expect(attemptTrigger(4, 1)).toBe('manual');
+    expect(attemptTrigger(2, 1)).toBe('manual');
   });
 });

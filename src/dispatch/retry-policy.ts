@@ -1,3 +1,5 @@
+import type { AttemptTrigger } from './delivery-attempt.entity';
+
 /** What happens to a delivery after an attempt. */
 export type RetryDecision = { status: 'succeeded' } | { status: 'pending'; delayMs: number } | { status: 'failed' };
 
@@ -28,4 +30,12 @@ export function decideAfterAttempt(
   const jitter = options.jitter ?? 0;
   const spread = jitter > 0 ? Math.round(scheduled * jitter * (2 * (options.random ?? Math.random)() - 1)) : 0;
   return { status: 'pending', delayMs: Math.max(scheduled + spread, options.retryAfterMs ?? 0) };
+}
+
+/**
+ * What started an attempt, from its number over the delivery's life and in its cycle: a cycle
+ * other than the first one begins with a person's retry.
+ */
+export function attemptTrigger(attemptNumber: number, cycleAttempt: number): AttemptTrigger {
+  return cycleAttempt === 1 && attemptNumber > 1 ? 'manual' : 'scheduled';
 }

@@ -62,7 +62,7 @@ export class WebhookTester {
       headers: webhook.headers,
     });
     await this.deliveries.recordOutcomes([
-      outcomeOf({ deliveryId, leaseToken, attemptNumber: 1 }, result, result.succeeded ? 'succeeded' : 'failed', 0),
+      outcomeOf({ deliveryId, leaseToken, attemptNumber: 1, cycleAttempt: 1 }, result, result.succeeded ? 'succeeded' : 'failed', 0),
     ]);
     return {
       success: result.succeeded,

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ATTEMPT_TRIGGERS, type AttemptTrigger } from '../delivery-attempt.entity';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../delivery.entity';
 import type { AttemptRow, DeliveryRow } from '../delivery.repository';
 
@@ -59,8 +60,16 @@ export class DeliveryResponse {
 }
 
 export class AttemptResponse {
-  @ApiProperty({ example: 1 })
+  @ApiProperty({ example: 1, description: "The attempt's number over the delivery's life, every cycle counted" })
   number: number;
+
+  @ApiProperty({
+    enum: ATTEMPT_TRIGGERS,
+    example: 'scheduled',
+    description:
+      '`manual`: the first attempt of a cycle started by a retry (POST /deliveries/:id/retry or /webhooks/:id/deliveries/retry-failed); `scheduled`: the first attempt of the delivery and every retry of the schedule',
+  })
+  trigger: AttemptTrigger;
 
   @ApiProperty({ example: '2026-11-22T10:00:00.010Z' })
   startedAt: string;
@@ -80,6 +89,7 @@ export class AttemptResponse {
   static of(row: AttemptRow): AttemptResponse {
     return {
       number: row.number,
+      trigger: row.trigger,
       startedAt: row.startedAt.toISOString(),
       durationMs: row.durationMs,
       statusCode: row.statusCode,
