@@ -377,6 +377,13 @@ describeInBrowser('dashboard in a browser', () => {
     await form.getByRole('button', { name: 'Save changes' }).click();
     await visible(heading(page, 'managed'));
     await visible(page.locator('.endpoint-head .chip').getByText('stock.low'));
+    // The event-type filter offers the types this endpoint's log can hold, not the whole catalogue.
+    await expect(page.getByLabel('Event type').locator('option').allTextContents()).resolves.toEqual([
+      'All event types',
+      'order.created',
+      'stock.low',
+      'webhook.test',
+    ]);
 
     await page.getByRole('button', { name: 'Deactivate', exact: true }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Deactivate', exact: true }).click();

@@ -47,6 +47,8 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   const updated = h('dd');
   const toggle = button('', () => toggleActive(), { id: 'toggle-active' });
   const testResult = h('output', { class: 'test-result', 'aria-live': 'polite' });
+  const typeFilter = h('select', { id: 'filter-event' });
+  let catalogueOrder = [];
 
   function show(next) {
     webhook = next;
@@ -57,6 +59,25 @@ export async function endpointView(root, { params, query, signal, navigate }) {
     created.replaceChildren(time(webhook.createdAt));
     updated.replaceChildren(time(webhook.updatedAt));
     toggle.textContent = webhook.isActive ? 'Deactivate' : 'Activate';
+    fillTypeFilter();
+  }
+
+  /**
+   * The types this endpoint's log can hold: those it subscribes to (in the catalogue's order) and
+   * test deliveries. A type chosen before (in the address, or before an edit dropped it) stays.
+   */
+  function fillTypeFilter() {
+    const chosen = typeFilter.options.length ? typeFilter.value : (query.eventType ?? '');
+    const values = [
+      ...catalogueOrder.filter((type) => webhook.events.includes(type)),
+      ...webhook.events.filter((type) => !catalogueOrder.includes(type)),
+      'webhook.test',
+    ];
+    if (chosen && !values.includes(chosen)) values.push(chosen);
+    typeFilter.replaceChildren(
+      h('option', { value: '' }, 'All event types'),
+      ...values.map((value) => h('option', { value, selected: value === chosen }, value)),
+    );
   }
 
   async function sendTest(btn) {
@@ -189,7 +210,8 @@ export async function endpointView(root, { params, query, signal, navigate }) {
 
   // Deliveries: filters live in the address (so back/forward and links keep them), the page's
   // cursors in memory.
-  const types = await api.eventTypes().catch(() => []);
+  catalogueOrder = (await api.eventTypes().catch(() => [])).map((type) => type.type);
+  fillTypeFilter();
   const statusFilter = h(
     'select',
     { id: 'filter-status' },
@@ -197,12 +219,6 @@ export async function endpointView(root, { params, query, signal, navigate }) {
     ['pending', 'succeeded', 'failed'].map((value) =>
       h('option', { value, selected: query.status === value }, value[0].toUpperCase() + value.slice(1)),
     ),
-  );
-  const typeFilter = h(
-    'select',
-    { id: 'filter-event' },
-    h('option', { value: '' }, 'All event types'),
-    [...types.map((type) => type.type), 'webhook.test'].map((value) => h('option', { value, selected: query.eventType === value }, value)),
   );
   const live = h(
     'span',
