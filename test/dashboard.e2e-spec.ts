@@ -246,6 +246,10 @@ describeInBrowser('dashboard in a browser', () => {
       [3, 'scheduled'],
       [4, 'manual'],
     ]);
+    // The retry's cycle is marked apart from the schedule's attempts.
+    await expect(page.locator('.attempt[data-trigger="manual"] .attempt-number').allTextContents()).resolves.toEqual(['#4']);
+    await expect(page.locator('.attempt').getByText('Manual retry', { exact: true }).count()).resolves.toBe(1);
+    await visible(page.locator('.attempt', { hasText: '#4' }).getByText('Manual retry'));
     await shot(page, 'delivery-detail-laptop', true);
 
     await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'ERP order sync' }).click();

@@ -115,15 +115,30 @@ function fact(label, value) {
   return h('div', {}, h('dt', {}, label), h('dd', {}, value));
 }
 
+/**
+ * One attempt. A retry by hand starts a new cycle whose first attempt is `manual`: it is marked
+ * and set apart from the attempts before it, which the schedule made.
+ */
 function attemptItem(attempt, open) {
   const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300 && !attempt.error;
+  const manual = attempt.trigger === 'manual';
   return h(
     'li',
-    { class: ['attempt', ok ? 'attempt-ok' : 'attempt-bad'], dataset: { number: String(attempt.number) } },
+    {
+      class: ['attempt', ok ? 'attempt-ok' : 'attempt-bad', manual && 'attempt-manual'],
+      dataset: { number: String(attempt.number), trigger: attempt.trigger ?? 'scheduled' },
+    },
     h(
       'div',
       { class: 'attempt-head' },
       h('span', { class: 'attempt-number' }, `#${attempt.number}`),
+      manual
+        ? h(
+            'span',
+            { class: 'badge badge-manual', title: 'Someone retried the delivery: this began a new cycle of attempts' },
+            'Manual retry',
+          )
+        : null,
       h('span', { class: 'code' }, attempt.statusCode ? `HTTP ${attempt.statusCode}` : 'No response'),
       h('span', { class: 'muted' }, duration(attempt.durationMs)),
       h('span', { class: 'muted', title: fullTime(attempt.startedAt) }, time(attempt.startedAt)),
