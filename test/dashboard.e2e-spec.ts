@@ -227,8 +227,12 @@ describeInBrowser('dashboard in a browser', () => {
     await visible(page.locator('.endpoint-head [data-status="failed"]'));
     await expect(page.locator('.attempt').count()).resolves.toBe(3);
     await visible(heading(page, 'Attempts (3)'));
-    await page.locator('.attempt summary').first().click();
-    await visible(page.getByText('{"error":"database down"}'));
+    // Failed attempts show their response body without a click.
+    for (const body of await page.locator('.attempt-bad .response').all()) {
+      await expect(body.textContent()).resolves.toBe('{"error":"database down"}');
+      expect(await body.isVisible()).toBe(true);
+    }
+    await expect(page.locator('.attempt-bad details[open]').count()).resolves.toBe(3);
     await visible(page.getByText('"orderNumber": "ORD-1001"'));
     await shot(page, 'delivery-failed-laptop', true);
 
@@ -237,6 +241,7 @@ describeInBrowser('dashboard in a browser', () => {
     await visible(page.locator('.endpoint-head [data-status="succeeded"]'));
     await visible(heading(page, 'Attempts (4)'));
     await visible(page.locator('.attempt-ok').getByText('HTTP 200'));
+    await expect(page.locator('.attempt-ok details:not([open])').count()).resolves.toBe(1);
     await receiver.waitFor(4, (request) => request.path === '/erp');
     const deliveryId = new URL(page.url()).hash.split('/').pop()!;
     const detail = (await (await app.api(`/deliveries/${deliveryId}`)).json()) as { attempts: Array<{ number: number; trigger: string }> };

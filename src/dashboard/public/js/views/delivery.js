@@ -46,7 +46,8 @@ export async function deliveryView(root, { params, signal }) {
     const signature = JSON.stringify(delivery.attempts);
     if (signature !== attemptsSignature) {
       attemptsSignature = signature;
-      const open = new Set([...attempts.querySelectorAll('details[open]')].map((details) => details.dataset.number));
+      // A body the reader opened or closed stays so when the list is redrawn.
+      const open = new Map([...attempts.querySelectorAll('details')].map((details) => [details.dataset.number, details.open]));
       attemptsHeading.textContent = `Attempts (${delivery.attempts.length})`;
       attempts.replaceChildren(...delivery.attempts.map((attempt) => attemptItem(attempt, open)));
       if (!delivery.attempts.length) attempts.append(h('li', { class: 'muted' }, 'No attempt yet.'));
@@ -147,7 +148,8 @@ function attemptItem(attempt, open) {
     attempt.responseBody
       ? h(
           'details',
-          { dataset: { number: String(attempt.number) }, open: open.has(String(attempt.number)) },
+          // A failed attempt's answer is usually why it failed: shown at once, the others on demand.
+          { dataset: { number: String(attempt.number) }, open: open.get(String(attempt.number)) ?? !ok },
           h(
             'summary',
             {},
