@@ -152,4 +152,51 @@ describe('input rules', () => {
       await expectError(await t.api(`/stores?limit=5&${name}=x`), 400, `property ${name} should not exist`);
     });
   });
+
+  describe('a name with characters that do not belong in one', () => {
+    const BAD = [
+      ['a line feed', 'ops\nFAKE LOG LINE', 'U+000A, a control character'],
+      ['a carriage return', 'ops\r', 'U+000D, a control character'],
+      ['a tab', 'ops\tteam', 'U+0009, a control character'],
+      ['an escape (terminal colours)', '\u001b[31mred', 'U+001B, a control character'],
+      ['a C1 control', 'ops\u0085', 'U+0085, a control character'],
+      ['a line separator', 'ops\u2028x', 'U+2028, a line separator'],
+      ['a right-to-left override', 'invoice\u202Efdp.exe', 'U+202E, a bidirectional control'],
+      ['a right-to-left isolate', '\u2067ops', 'U+2067, a bidirectional control'],
+      ['an unpaired surrogate', 'ops\ud800', 'U+D800, an unpaired surrogate'],
+    ];
+    const message = (found: string) =>
+      `name must not contain control characters, line separators, bidirectional controls or unpaired surrogates (it contains ${found})`;
+
+    it.each(BAD)('is refused for a webhook, created or renamed: %s', async (_case, name, found) => {
+      const json = { name, url: 'https://hooks.example.com/in', events: ['order.created'] };
+      await refused('/webhooks', { method: 'POST', json }, 400, message(found));
+      const hook = await createWebhook(t, {});
+      const before = await t.db.query('SELECT * FROM webhooks WHERE id = $1', [hook.id]);
+      await expectError(await t.api(`/webhooks/${hook.id}`, { method: 'PUT', json: { name } }), 400, message(found));
+      expect(await t.db.query('SELECT * FROM webhooks WHERE id = $1', [hook.id])).toEqual(before);
+    });
+
+    it.each(BAD)('is refused for an API key and a store: %s', async (_case, name, found) => {
+      await refused('/api-keys', { method: 'POST', json: { name, scopes: ['webhooks:read'] } }, 400, message(found));
+      await refused('/stores/st_default/api-keys', { method: 'POST', json: { name, scopes: ['webhooks:read'] } }, 400, message(found));
+      await refused('/stores', { method: 'POST', json: { name } }, 400, message(found));
+    });
+  });
+
+  describe('a URL with characters the URL parser would remove', () => {
+    it.each([
+      ['a line feed', 'https://hooks.example.com/in\nX-Injected: 1', 'url must not contain a control character (found U+000A)'],
+      ['a carriage return', 'https://hooks.example.com/\rin', 'url must not contain a control character (found U+000D)'],
+      ['a tab in the host', 'https://hooks.exam\tple.com/in', 'url must not contain a control character (found U+0009)'],
+      ['a trailing line feed', 'https://hooks.example.com/in\n', 'url must not contain a control character (found U+000A)'],
+      ['a leading space', ' https://hooks.example.com/in', 'url must not begin or end with spaces'],
+      ['an unpaired surrogate', 'https://hooks.example.com/\ud800', 'url must not contain an unpaired surrogate (found U+D800)'],
+    ])('is refused, not cleaned: %s', async (_case, url, message) => {
+      await refused('/webhooks', { method: 'POST', json: { name: 'endpoint', url, events: ['order.created'] } }, 400, message);
+      const hook = await createWebhook(t, {});
+      await expectError(await t.api(`/webhooks/${hook.id}`, { method: 'PUT', json: { url } }), 400, message);
+      expect((await t.db.query<{ url: string }>('SELECT url FROM webhooks WHERE id = $1', [hook.id]))[0].url).toBe(hook.url);
+    });
+  });
 });
