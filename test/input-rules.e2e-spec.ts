@@ -199,4 +199,14 @@ describe('input rules', () => {
       expect((await t.db.query<{ url: string }>('SELECT url FROM webhooks WHERE id = $1', [hook.id]))[0].url).toBe(hook.url);
     });
   });
+
+  describe('a limit that is not plain decimal digits', () => {
+    it.each(['0x2', '1e1', '0b11', '2.0', '%207', '+5'])('is refused on every list: limit=%s', async (limit) => {
+      const message = 'limit must be an integer from 1 to 200 in plain decimal digits';
+      const hook = await createWebhook(t, {});
+      for (const path of ['/webhooks', '/stores', `/webhooks/${hook.id}/deliveries`]) {
+        await expectError(await t.api(`${path}?limit=${limit}`), 400, message);
+      }
+    });
+  });
 });
