@@ -1,5 +1,5 @@
 import { startApp, TestApp } from './support/app';
-import { createWebhook, expectError, rowCounts } from './support/expectations';
+import { createStoreWithKey, createWebhook, expectError, expectJson, rowCounts } from './support/expectations';
 
 /**
  * The input rules of every route, each in the words a client is meant to read (docs/input-rules.md).
@@ -208,5 +208,54 @@ describe('input rules', () => {
         await expectError(await t.api(`${path}?limit=${limit}`), 400, message);
       }
     });
+  });
+});
+
+describe('the webhook limit of a store (MAX_WEBHOOKS_PER_STORE=3)', () => {
+  let t: TestApp;
+  const LIMIT_MESSAGE = 'This store already has 3 webhooks, the most a store may hold; delete one before registering another';
+  const body = (n: number) => ({ name: `endpoint ${n}`, url: `https://hooks.example.com/${n}`, events: ['order.created'] });
+
+  beforeAll(async () => {
+    t = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '0', MAX_WEBHOOKS_PER_STORE: '3' } });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function countIn(storeId: string): Promise<number> {
+    const [{ count }] = await t.db.query<{ count: number }>('SELECT count(*)::int AS count FROM webhooks WHERE store_id = $1', [storeId]);
+    return count;
+  }
+
+  it('answers one webhook more with 409 naming the limit, stores nothing, and leaves other stores and updates alone', async () => {
+    const { storeId, key } = await createStoreWithKey(t, 'full store', ['webhooks:read', 'webhooks:write']);
+    const created = [];
+    for (let n = 0; n < 3; n++) created.push(await createWebhook(t, body(n), key.key));
+    const before = await rowCounts(t.db);
+    await expectError(await t.api('/webhooks', { method: 'POST', json: body(3), key: key.key }), 409, LIMIT_MESSAGE);
+    expect(await rowCounts(t.db)).toEqual(before);
+    expect(await countIn(storeId)).toBe(3);
+
+    // Another store counts its own webhooks; a store at its limit still updates its webhooks.
+    const other = await createStoreWithKey(t, 'other store', ['webhooks:write']);
+    await createWebhook(t, body(4), other.key.key);
+    await expectJson(await t.api(`/webhooks/${created[0].id}`, { method: 'PUT', json: { name: 'renamed' }, key: key.key }), 200);
+
+    // Deleting one makes room for one.
+    expect((await t.api(`/webhooks/${created[1].id}`, { method: 'DELETE', key: key.key })).status).toBe(204);
+    await createWebhook(t, body(5), key.key);
+    await expectError(await t.api('/webhooks', { method: 'POST', json: body(6), key: key.key }), 409, LIMIT_MESSAGE);
+  });
+
+  it('holds when many creates arrive at once: exactly the limit is stored, the rest are told 409', async () => {
+    const { storeId, key } = await createStoreWithKey(t, 'busy store', ['webhooks:write']);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, n) => t.api('/webhooks', { method: 'POST', json: body(n), key: key.key })),
+    );
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses).toEqual([201, 201, 201, ...Array<number>(9).fill(409)]);
+    expect(await countIn(storeId)).toBe(3);
   });
 });
