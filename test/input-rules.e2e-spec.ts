@@ -259,3 +259,26 @@ describe('the webhook limit of a store (MAX_WEBHOOKS_PER_STORE=3)', () => {
     expect(await countIn(storeId)).toBe(3);
   });
 });
+
+describe('the rate limit (RATE_LIMIT_PER_MINUTE=3)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('says what it counted: the client IP address for requests without a valid key, the key otherwise', async () => {
+    for (let i = 0; i < 3; i++) expect((await t.api('/webhooks', { key: `made-up-key-${i}` })).status).toBe(401);
+    await expectError(
+      await t.api('/webhooks', { key: null }),
+      429,
+      /^Rate limit exceeded: at most 3 requests a minute per client IP address for requests without a valid API key; retry in \d+ s \(Retry-After\)$/,
+    );
+    for (let i = 0; i < 3; i++) expect((await t.api('/event-types')).status).toBe(200);
+    await expectError(await t.api('/event-types'), 429, /^Rate limit exceeded: at most 3 requests a minute per API key; retry in \d+ s/);
+  });
+});
