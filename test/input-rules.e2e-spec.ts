@@ -1,4 +1,8 @@
 import { startApp, TestApp } from './support/app';
+import { ChildApp } from './support/child-app';
+import { createTestDatabase, type TestDatabase } from './support/database';
+import { eventually } from './support/eventually';
+import { Receiver } from './support/receiver';
 import { createStoreWithKey, createWebhook, expectError, expectJson, rowCounts } from './support/expectations';
 
 /**
@@ -280,5 +284,60 @@ describe('the rate limit (RATE_LIMIT_PER_MINUTE=3)', () => {
     );
     for (let i = 0; i < 3; i++) expect((await t.api('/event-types')).status).toBe(200);
     await expectError(await t.api('/event-types'), 429, /^Rate limit exceeded: at most 3 requests a minute per API key; retry in \d+ s/);
+  });
+});
+
+describe('LOG_LEVEL=debug', () => {
+  let db: TestDatabase;
+  let receiver: Receiver;
+  let app: ChildApp | undefined;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    receiver = await Receiver.start();
+  });
+
+  afterAll(async () => {
+    await ChildApp.killAll();
+    await receiver?.close();
+    await db?.drop();
+  });
+
+  it('prints debug lines: requests as they arrive, the probes, each event published and each attempt', async () => {
+    app = await ChildApp.start({ databaseUrl: db.url, name: 'log-level-debug', env: { LOG_LEVEL: 'debug' } });
+    const hook = await expectJson<{ id: string }>(
+      await app.api('/webhooks', { method: 'POST', json: { name: 'debug', url: `${receiver.url}/in`, events: ['order.created'] } }),
+      201,
+    );
+    const data = { id: 'ord_1', orderNumber: '1001', status: 'PENDING', total: 1, currency: 'EUR' };
+    const event = await expectJson<{ id: string }>(
+      await app.api('/events', { method: 'POST', json: { type: 'order.created', data } }),
+      202,
+    );
+    await eventually(
+      async () => app!.logLines().filter((line) => line.level === 20 && line.context === 'Dispatcher'),
+      (lines) => lines.length > 0,
+      { what: 'a debug line of the attempt' },
+    );
+    await app.kill('SIGTERM');
+    await app.waitForExit(20_000);
+
+    const debug = app.logLines().filter((line) => line.level === 20) as Array<{ msg: string; context?: string; req?: { url: string } }>;
+    expect(debug).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ msg: 'request received', req: expect.objectContaining({ url: '/api/v1/external/events' }) }),
+        expect.objectContaining({ msg: 'request completed', req: expect.objectContaining({ url: '/health' }) }),
+        expect.objectContaining({
+          context: 'EventPublisher',
+          msg: `event ${event.id} (order.created) of st_default published to 1 endpoint(s)`,
+        }),
+        expect.objectContaining({
+          context: 'Dispatcher',
+          msg: expect.stringMatching(
+            new RegExp(`^delivery del_\\w+ \\(event ${event.id}\\) attempt 1 to ${hook.id}: HTTP 200 in \\d+ ms; succeeded$`),
+          ),
+        }),
+      ]),
+    );
   });
 });
