@@ -406,9 +406,9 @@ describe('stores (POST/GET /stores, POST /stores/:id/api-keys)', () => {
   });
 
   it.each<[string, string]>([
-    ['limit=0', 'limit must be an integer from 1 to 200'],
-    ['limit=201', 'limit must be an integer from 1 to 200'],
-    ['limit=abc', 'limit must be an integer from 1 to 200'],
+    ['limit=0', 'limit must be an integer from 1 to 200 in plain decimal digits'],
+    ['limit=201', 'limit must be an integer from 1 to 200 in plain decimal digits'],
+    ['limit=abc', 'limit must be an integer from 1 to 200 in plain decimal digits'],
     ['cursor=bogus', 'cursor is invalid; pass the nextCursor of a previous page'],
   ])('refuses the query %s with 400', async (query, message) => {
     await expectError(await t.api(`/stores?${query}`), 400, message);

@@ -618,12 +618,12 @@ describe('GET /webhooks: pagination and filters', () => {
   });
 
   it.each<[string, string]>([
-    ['limit=0', 'limit must be an integer from 1 to 200'],
-    ['limit=201', 'limit must be an integer from 1 to 200'],
-    ['limit=abc', 'limit must be an integer from 1 to 200'],
-    ['limit=-1', 'limit must be an integer from 1 to 200'],
-    ['limit=1.5', 'limit must be an integer from 1 to 200'],
-    ['limit=', 'limit must be an integer from 1 to 200'],
+    ['limit=0', 'limit must be an integer from 1 to 200 in plain decimal digits'],
+    ['limit=201', 'limit must be an integer from 1 to 200 in plain decimal digits'],
+    ['limit=abc', 'limit must be an integer from 1 to 200 in plain decimal digits'],
+    ['limit=-1', 'limit must be an integer from 1 to 200 in plain decimal digits'],
+    ['limit=1.5', 'limit must be an integer from 1 to 200 in plain decimal digits'],
+    ['limit=', 'limit must be an integer from 1 to 200 in plain decimal digits'],
     ['isActive=yes', 'isActive must be true or false'],
     ['isActive=1', 'isActive must be true or false'],
     ['event=order.shipped', 'event must be one of the event types of GET /event-types'],

@@ -11,7 +11,7 @@ import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
 import { BootstrapKey } from './bootstrap-key';
 import { MeController } from './me.controller';
-import { RATE_LIMIT_WINDOW_MS, RateLimitGuard } from './rate-limit.guard';
+import { RATE_LIMIT_WINDOW_MS, RateLimitGuard, rateLimitMessage } from './rate-limit.guard';
 import { FixedWindowThrottlerStorage } from './rate-limit-storage';
 import { Store } from './store.entity';
 import { StoreRepository } from './store.repository';
@@ -27,8 +27,7 @@ import { StoresService } from './stores.service';
       useFactory: (config: AppConfig) => ({
         throttlers: [{ name: 'default', ttl: RATE_LIMIT_WINDOW_MS, limit: Math.max(config.rateLimitPerMinute, 1) }],
         storage: new FixedWindowThrottlerStorage(),
-        errorMessage: (_context, { limit, timeToBlockExpire }) =>
-          `Rate limit exceeded: at most ${limit} requests a minute per API key; retry in ${timeToBlockExpire} s (Retry-After)`,
+        errorMessage: (_context, { limit, tracker, timeToBlockExpire }) => rateLimitMessage(limit, tracker, timeToBlockExpire),
       }),
     }),
   ],

@@ -16,6 +16,15 @@ import { PUBLIC_ROUTE } from '../common/public.decorator';
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /**
+ * The 429's sentence, naming what was counted: the API key, or (for requests without a valid key,
+ * counted by {@link RateLimitGuard.getTracker} as `ip:<address>`) the client's IP address.
+ */
+export function rateLimitMessage(limit: number, tracker: string, retryInSeconds: number): string {
+  const per = tracker.startsWith('ip:') ? 'per client IP address for requests without a valid API key' : 'per API key';
+  return `Rate limit exceeded: at most ${limit} requests a minute ${per}; retry in ${retryInSeconds} s (Retry-After)`;
+}
+
+/**
  * Global guard, registered before {@link ApiKeyGuard}: RATE_LIMIT_PER_MINUTE requests a minute
  * per API key over all routes together, then 429 with Retry-After. A request without
  * a valid key counts against its client IP instead, so that a flood of made-up keys is limited

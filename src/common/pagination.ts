@@ -1,16 +1,26 @@
 import { BadRequestException } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
-/** `limit` and `cursor` of every list (limit 1–200, default 50). */
+/**
+ * A query value of plain decimal digits as a number; anything else stays as it came and fails
+ * `@IsInt`. `Number()` alone also reads `0x2`, `0b11`, `1e1`, ` 7` and `2.0` as integers.
+ */
+export function decimalInteger({ value }: { value: unknown }): unknown {
+  return typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
+}
+
+const LIMIT_RULE = 'limit must be an integer from 1 to 200 in plain decimal digits';
+
+/** `limit` and `cursor` of every list: limit 1–200 in plain decimal digits, default 50. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50, description: 'Page size' })
+  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50, description: 'Page size, in plain decimal digits' })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be an integer from 1 to 200' })
-  @Min(1, { message: 'limit must be an integer from 1 to 200' })
-  @Max(200, { message: 'limit must be an integer from 1 to 200' })
+  @Transform(decimalInteger)
+  @IsInt({ message: LIMIT_RULE })
+  @Min(1, { message: LIMIT_RULE })
+  @Max(200, { message: LIMIT_RULE })
   limit?: number;
 
   @ApiPropertyOptional({ description: 'The `nextCursor` of the previous page (opaque)' })

@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       retryJitter: 0.1,
       retryAfterMaxMs: 3_600_000,
       signatureHeaders: { seed: true, standard: true },
+      maxWebhooksPerStore: 100,
     });
     expect(config.dataDir).toMatch(/\.data$/);
   });
@@ -40,8 +41,10 @@ describe('loadConfig', () => {
       ALLOW_PRIVATE_NETWORKS: 'FALSE',
       ROLE: 'worker',
       DATABASE_URL: 'postgres://u:p@db:5432/hookline',
+      MAX_WEBHOOKS_PER_STORE: '5',
     });
     expect(config.port).toBe(8080);
+    expect(config.maxWebhooksPerStore).toBe(5);
     expect(config.retryScheduleMs).toEqual([0, 500, 2000, 10000]);
     expect(config.allowHttpUrls).toBe(false);
     expect(config.allowPrivateNetworks).toBe(false);
@@ -74,6 +77,8 @@ describe('loadConfig', () => {
     ['NODE_ENV', 'staging'],
     ['LOG_LEVEL', 'verbose'],
     ['LEASE_MARGIN_MS', '100'],
+    ['MAX_WEBHOOKS_PER_STORE', '0'],
+    ['MAX_WEBHOOKS_PER_STORE', 'lots'],
   ])('rejects %s=%j with a message naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);

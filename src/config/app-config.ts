@@ -54,6 +54,8 @@ export class AppConfig {
   readonly leaseMarginMs: number;
   /** Requests a minute per API key (or client IP without one), per process; 0: no limit. */
   readonly rateLimitPerMinute: number;
+  /** Webhooks one store may hold (MAX_WEBHOOKS_PER_STORE). */
+  readonly maxWebhooksPerStore: number;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
@@ -125,5 +127,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     leaseMarginMs: vars.LEASE_MARGIN_MS,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
+    maxWebhooksPerStore: vars.MAX_WEBHOOKS_PER_STORE,
   });
 }

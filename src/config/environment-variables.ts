@@ -174,4 +174,8 @@ export class EnvironmentVariables {
    */
   @IntegerInRange(0, 10_000_000)
   RATE_LIMIT_PER_MINUTE = 6000;
+
+  /** Webhooks one store may hold; one more is refused with a 409. */
+  @IntegerInRange(1, 1_000_000)
+  MAX_WEBHOOKS_PER_STORE = 100;
 }

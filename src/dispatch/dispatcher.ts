@@ -8,6 +8,7 @@ import { SecretCipher } from '../webhooks/secret-cipher';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { AttemptRunner } from './attempt-runner';
 import { AttemptOutcome, ClaimedDelivery, DeliveryRepository, HandOff } from './delivery.repository';
+import { describeAttempt } from './attempt-log';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import { errorMessage, shouldLog } from './failure-log';
 import { InFlight } from './in-flight';
@@ -63,6 +64,8 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   /** No claim before this time (backing off after a failed claim). */
   private claimRetryAt = 0;
   private claimFailures = 0;
+  /** LOG_LEVEL=debug or trace: a line per attempt (read once; below it an attempt costs nothing more). */
+  private readonly logsAttempts: boolean;
 
   constructor(
     private readonly config: AppConfig,
@@ -73,6 +76,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     metrics: Metrics,
     private readonly webhooks: WebhooksService,
   ) {
+    this.logsAttempts = config.logLevel === 'debug' || config.logLevel === 'trace';
     this.leaseMs = config.deliveryTimeoutMs + config.leaseMarginMs;
     this.refillMin = Math.max(1, Math.floor(Math.min(config.dispatchConcurrency, CLAIM_BATCH) * REFILL_SHARE));
     this.endpointRefill = Math.max(1, Math.floor(config.endpointConcurrency * REFILL_SHARE));
@@ -241,7 +245,10 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   private start(delivery: ClaimedDelivery): void {
     const send = this.runner
       .run(delivery)
-      .then((outcome) => this.record(outcome))
+      .then((outcome) => {
+        if (this.logsAttempts) this.logger.debug(describeAttempt(delivery, outcome));
+        this.record(outcome);
+      })
       .catch((error: unknown) => this.logger.error({ err: error }, `delivery ${delivery.id} failed unexpectedly`));
     this.inFlight.track(delivery, send, (leftForEndpoint) => {
       // A full endpoint's slots are claimed again once a share of them is free, not one by one:

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { isForeignKeyViolation } from '../common/database-errors';
 import { AppConfig } from '../config/app-config';
@@ -43,12 +43,18 @@ export interface PublishedEvent {
  */
 @Injectable()
 export class EventPublisher {
+  private readonly logger = new Logger(EventPublisher.name);
+  /** LOG_LEVEL=debug or trace: a line per event (read once; below it a publish costs nothing more). */
+  private readonly logsEvents: boolean;
+
   constructor(
     private readonly config: AppConfig,
     private readonly events: EventRepository,
     private readonly batcher: PublishBatcher,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    this.logsEvents = config.logLevel === 'debug' || config.logLevel === 'trace';
+  }
 
   async publish<T extends EventType>(storeId: string, type: T, data: EventData<T>, options: PublishOptions = {}): Promise<PublishedEvent> {
     if (!isEventType(type)) throw EventError.unknownType(type);
@@ -82,6 +88,7 @@ export class EventPublisher {
       };
     }
     this.metrics.eventsPublished.inc();
+    if (this.logsEvents) this.logger.debug(`event ${envelope.id} (${type}) of ${storeId} published to ${published.deliveries} endpoint(s)`);
     return { id: envelope.id, type, timestamp: envelope.timestamp, deliveries: published.deliveries, duplicate: false };
   }
 }

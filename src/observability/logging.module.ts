@@ -52,8 +52,8 @@ export const HTTP_LOGGER = Symbol('HTTP_LOGGER');
 /** The root pino logger: Nest's logger and the request lines write through it. */
 const PINO = Symbol('PINO');
 
-/** Probes are not logged: a load balancer asks every few seconds. */
-const UNLOGGED = /^\/(health|metrics)\b/;
+/** Probes are logged only at debug: a load balancer asks every few seconds. */
+const PROBES = /^\/(health|metrics)\b/;
 
 /**
  * Lines go to stdout synchronously: a `write` per line on the main thread, so a line logged is a
@@ -84,12 +84,27 @@ function rootLogger(config: AppConfig): PinoLogger {
  * (5xx) or "request aborted". Not pino-http itself: it builds two child loggers and serializes
  * the request up front for each request, which cost about a quarter of the API's throughput in
  * the benchmark.
+ *
+ * At LOG_LEVEL=debug (or trace) also a "request received" line as each request arrives, with its
+ * body's declared type and length (so a request that never completes is seen), and the probes'
+ * lines, at debug. Whether debug is on is read once: below it, a request costs nothing more.
  */
 export function requestLogging(logger: PinoLogger): RequestHandler {
+  const debug = logger.isLevelEnabled('debug');
   return (req: Request, res: Response, next: NextFunction) => {
     // Express keeps the full URL in originalUrl; routers may rewrite req.url on the way.
     const url = req.originalUrl ?? req.url;
-    if (UNLOGGED.test(url)) return next();
+    const probe = PROBES.test(url);
+    if (probe && !debug) return next();
+    if (debug && !probe) {
+      const { 'content-type': contentType, 'content-length': contentLength } = req.headers;
+      logger.debug(
+        {
+          req: { id: req.id, method: req.method, url: loggedUrl(url), contentType, contentLength, remoteAddress: req.socket.remoteAddress },
+        },
+        'request received',
+      );
+    }
     const startedAt = Date.now();
     const done = (): void => {
       res.off('finish', done);
@@ -99,7 +114,8 @@ export function requestLogging(logger: PinoLogger): RequestHandler {
         res: { statusCode: res.statusCode },
         responseTime: Date.now() - startedAt,
       };
-      if (res.statusCode >= 500) logger.error(line, 'request errored');
+      if (probe) logger.debug(line, 'request completed');
+      else if (res.statusCode >= 500) logger.error(line, 'request errored');
       else if (!res.writableEnded || req.readableAborted) logger.warn(line, 'request aborted');
       else if (res.statusCode >= 400) logger.warn(line, 'request completed');
       else logger.info(line, 'request completed');

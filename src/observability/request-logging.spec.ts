@@ -95,3 +95,55 @@ describe('requestLogging', () => {
     expect(lines.filter((l) => l.req.id === 'id-health' || l.req.id === 'id-metrics')).toEqual([]);
   });
 });
+
+describe('requestLogging at LOG_LEVEL=debug', () => {
+  it('adds a "request received" line as a request arrives, and logs the probes at debug', async () => {
+    const lines: Array<Record<string, unknown> & { msg: string; level: number }> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()) as (typeof lines)[number]);
+        done();
+      },
+    });
+    const middleware = requestLogging(pino({ level: 'debug' }, sink));
+    const server = createServer((req, res) => {
+      Object.assign(req, { id: req.headers['x-request-id'] });
+      middleware(req as Request, res as Response, (() => res.writeHead(201).end('{}')) as NextFunction);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      for (const [path, id] of [
+        ['/api/v1/external/webhooks?api_key=hlk_x', 'api'],
+        ['/health', 'probe'],
+      ]) {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+          method: 'POST',
+          headers: { 'x-request-id': id, 'content-type': 'application/json' },
+          body: '{}',
+        });
+        await res.arrayBuffer();
+      }
+      const deadline = Date.now() + 2_000;
+      while (lines.length < 3 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    expect(lines.map(({ level, msg, req }) => ({ level, msg, req }))).toEqual([
+      {
+        level: 20,
+        msg: 'request received',
+        req: {
+          id: 'api',
+          method: 'POST',
+          url: '/api/v1/external/webhooks?api_key=[redacted]',
+          contentType: 'application/json',
+          contentLength: '2',
+          remoteAddress: '127.0.0.1',
+        },
+      },
+      { level: 30, msg: 'request completed', req: { id: 'api', method: 'POST', url: '/api/v1/external/webhooks?api_key=[redacted]' } },
+      { level: 20, msg: 'request completed', req: { id: 'probe', method: 'POST', url: '/health' } },
+    ]);
+  });
+});

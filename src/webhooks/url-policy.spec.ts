@@ -188,6 +188,20 @@ describe('checkUrlSyntax', () => {
     },
   );
 
+  it.each([
+    ['a line feed', 'https://hooks.example.com/a\nb', 'url must not contain a control character (found U+000A)'],
+    ['a carriage return in the host', 'https://hooks.exam\rple.com/', 'url must not contain a control character (found U+000D)'],
+    ['a tab', 'https://hooks.example.com/\tin', 'url must not contain a control character (found U+0009)'],
+    ['a trailing line feed', 'https://hooks.example.com/in\n', 'url must not contain a control character (found U+000A)'],
+    ['NUL', 'https://hooks.example.com/\u0000', 'url must not contain a control character (found U+0000)'],
+    ['a lone surrogate', 'https://hooks.example.com/\ud800', 'url must not contain an unpaired surrogate (found U+D800)'],
+    ['a right-to-left override', 'https://hooks.example.com/\u202Egpj', 'url must not contain a bidirectional control (found U+202E)'],
+    ['a leading space', ' https://hooks.example.com/', 'url must not begin or end with spaces'],
+    ['a trailing space', 'https://hooks.example.com/ ', 'url must not begin or end with spaces'],
+  ])('refuses, rather than cleans, a URL with %s', (_case, raw, message) => {
+    expect(() => checkUrlSyntax(raw, { allowHttp: true })).toThrow(new UrlPolicyError(message));
+  });
+
   it('keeps a fragment (it is never sent)', () => {
     expect(checkUrlSyntax('https://example.com/in#section', STRICT).hash).toBe('#section');
   });

@@ -3,6 +3,7 @@ import type { LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import ipaddr from 'ipaddr.js';
+import { findUnsafeCharacter } from '../common/safe-text';
 import { AppConfig } from '../config/app-config';
 
 /**
@@ -74,6 +75,11 @@ export function checkUrlSyntax(raw: string, options: Pick<UrlPolicyOptions, 'all
   if (raw.length > MAX_URL_LENGTH) {
     throw new UrlPolicyError(`url must be at most ${MAX_URL_LENGTH} characters`);
   }
+  // The URL parser quietly removes tabs and line breaks anywhere and spaces at either end, and
+  // replaces a lone surrogate: the URL stored would not be the one sent, so it is refused instead.
+  const unsafe = findUnsafeCharacter(raw);
+  if (unsafe) throw new UrlPolicyError(`url must not contain ${unsafe.kind} (found ${unsafe.codePoint})`);
+  if (raw.trim() !== raw) throw new UrlPolicyError('url must not begin or end with spaces');
   let url: URL;
   try {
     url = new URL(raw); // no base: a relative reference throws

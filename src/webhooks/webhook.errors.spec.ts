@@ -41,6 +41,19 @@ describe('WebhookError', () => {
     expect(answer(error).body).toEqual({ statusCode: 400, error: 'Bad Request', message: ['provide at least one of name, url'] });
   });
 
+  it('answers a store at its webhook limit with 409 and the limit', () => {
+    const error = WebhookError.limitReached(100);
+    expect(error.code).toBe(WebhookErrorCode.LimitReached);
+    expect(answer(error)).toEqual({
+      status: 409,
+      body: {
+        statusCode: 409,
+        error: 'Conflict',
+        message: 'This store already has 100 webhooks, the most a store may hold; delete one before registering another',
+      },
+    });
+  });
+
   it('is caught by class and code, and is no HTTP exception', () => {
     const error: unknown = WebhookError.notFound('wh_2');
     expect(error).toBeInstanceOf(WebhookError);

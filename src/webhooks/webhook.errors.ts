@@ -4,6 +4,7 @@ export enum WebhookErrorCode {
   NotFound = 'webhook_not_found',
   InvalidUrl = 'invalid_webhook_url',
   NothingToUpdate = 'nothing_to_update',
+  LimitReached = 'webhook_limit_reached',
 }
 
 /**
@@ -27,5 +28,14 @@ export class WebhookError extends DomainError<WebhookErrorCode> {
 
   static nothingToUpdate(fields: readonly string[]): WebhookError {
     return new WebhookError(WebhookErrorCode.NothingToUpdate, DomainErrorKind.Invalid, `provide at least one of ${fields.join(', ')}`);
+  }
+
+  /** The store holds `limit` webhooks already (MAX_WEBHOOKS_PER_STORE). */
+  static limitReached(limit: number): WebhookError {
+    return new WebhookError(
+      WebhookErrorCode.LimitReached,
+      DomainErrorKind.Conflict,
+      `This store already has ${limit} webhooks, the most a store may hold; delete one before registering another`,
+    );
   }
 }

@@ -46,6 +46,13 @@ const PAGES = `
   ) w
   ORDER BY q.n, w.id DESC`;
 
+/**
+ * The first key of the advisory locks that serialise creates per store (the second is the hash of
+ * the store id). The two-key lock space is apart from the one-key locks of migrations and the
+ * bootstrap key.
+ */
+const WEBHOOK_CREATE_LOCK = 0x77680001;
+
 /** Pages read at once: more than this many requests for them wait for a statement to return. */
 const PAGE_STATEMENTS_IN_FLIGHT = 2;
 const PAGES_PER_STATEMENT = 100;
@@ -67,9 +74,21 @@ export class WebhookRepository {
     private readonly pool: SqlPool,
   ) {}
 
-  async insert(webhook: Omit<Webhook, 'createdAt' | 'updatedAt'>): Promise<Webhook> {
-    await this.webhooks.insert(webhook);
-    return (await this.findInStore(webhook.storeId, webhook.id))!;
+  /**
+   * Inserts the webhook unless its store already holds `limit` of them (then null). Creates in
+   * one store take turns on a transaction-scoped advisory lock, so two at once cannot both see
+   * room for one more; creates in other stores, and every other statement, do not wait for it.
+   */
+  async insertWithinLimit(webhook: Omit<Webhook, 'createdAt' | 'updatedAt'>, limit: number): Promise<Webhook | null> {
+    return this.webhooks.manager.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [WEBHOOK_CREATE_LOCK, webhook.storeId]);
+      const [{ count }] = await manager.query<Array<{ count: number }>>('SELECT count(*)::int AS count FROM webhooks WHERE store_id = $1', [
+        webhook.storeId,
+      ]);
+      if (count >= limit) return null;
+      await manager.insert(Webhook, webhook);
+      return manager.findOne(Webhook, { where: { id: webhook.id, storeId: webhook.storeId } });
+    });
   }
 
   findInStore(storeId: string, id: string): Promise<Webhook | null> {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { newId } from '../common/ids';
+import { AppConfig } from '../config/app-config';
 import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
 import type { CreateWebhookDto } from './dto/create-webhook.dto';
 import type { ListWebhooksQuery } from './dto/list-webhooks.query';
@@ -18,6 +19,7 @@ export class WebhooksService {
   private readonly deactivationHandlers: DeactivationHandler[] = [];
 
   constructor(
+    private readonly config: AppConfig,
     private readonly webhooks: WebhookRepository,
     private readonly urlPolicy: UrlPolicy,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
@@ -35,21 +37,26 @@ export class WebhooksService {
     const url = await this.checkUrl(dto.url);
     const id = newId('wh');
     const secret = generateSigningSecret();
-    const webhook = await this.webhooks.insert({
-      id,
-      storeId,
-      name: dto.name,
-      url,
-      events: dto.events,
-      isActive: dto.isActive ?? true,
-      secretEncrypted: this.cipher.encrypt(secret, id),
-      previousSecretExpiresAt: null,
-      headers: dto.headers ?? {},
-      retrySchedule: dto.retrySchedule ?? null,
-      // Registered inactive: a person chose it.
-      disabledReason: dto.isActive === false ? 'manual' : null,
-      disabledAt: dto.isActive === false ? new Date() : null,
-    });
+    const limit = this.config.maxWebhooksPerStore;
+    const webhook = await this.webhooks.insertWithinLimit(
+      {
+        id,
+        storeId,
+        name: dto.name,
+        url,
+        events: dto.events,
+        isActive: dto.isActive ?? true,
+        secretEncrypted: this.cipher.encrypt(secret, id),
+        previousSecretExpiresAt: null,
+        headers: dto.headers ?? {},
+        retrySchedule: dto.retrySchedule ?? null,
+        // Registered inactive: a person chose it.
+        disabledReason: dto.isActive === false ? 'manual' : null,
+        disabledAt: dto.isActive === false ? new Date() : null,
+      },
+      limit,
+    );
+    if (!webhook) throw WebhookError.limitReached(limit);
     return { ...WebhookResponse.of(webhook), secret };
   }
 

@@ -14,15 +14,17 @@ import {
 import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import { unknownEventTypeMessage } from '../../catalogue/unknown-event-type';
 import { MAX_URL_LENGTH } from '../url-policy';
+import { IsSafeName, NAME_RULES } from '../../common/safe-text';
 import { EndpointSettingsDto } from './endpoint-settings';
 
 const EVENTS_NOT_AN_ARRAY = 'events must be an array of event types';
 
 /** The URL policy (scheme, addresses) is checked by the service; the rest here (docs/input-rules.md). */
 class EndpointDto {
-  @ApiProperty({ example: 'ERP order sync', minLength: 1, maxLength: 200 })
+  @ApiProperty({ example: 'ERP order sync', minLength: 1, maxLength: 200, description: NAME_RULES })
   @IsString({ message: 'name must be a string' })
   @Length(1, 200, { message: 'name must be 1 to 200 characters' })
+  @IsSafeName()
   name: string;
 
   @ApiProperty({
