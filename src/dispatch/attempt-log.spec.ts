@@ -10,7 +10,16 @@ function outcome(overrides: Partial<AttemptOutcome>, attempt: Partial<NonNullabl
     attempt:
       attempt === null
         ? null
-        : { number: 1, startedAt: new Date(0), durationMs: 12, statusCode: 200, error: null, responseBody: 'secret body', ...attempt },
+        : {
+            number: 1,
+            trigger: 'scheduled',
+            startedAt: new Date(0),
+            durationMs: 12,
+            statusCode: 200,
+            error: null,
+            responseBody: 'secret body',
+            ...attempt,
+          },
     status: 'succeeded',
     retryDelayMs: 0,
     decidedAt: 0,
