@@ -3,7 +3,7 @@ import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/paginat
 import { PgNotifier } from '../database/pg-notifier';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { DeliveryError } from './delivery.errors';
-import { DeliveryRepository } from './delivery.repository';
+import { DeliveryLog } from './delivery-log.repository';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import { AttemptResponse, DeliveryDetailResponse, DeliveryResponse, RetryFailedResponse } from './dto/delivery.response';
 import type { ListDeliveriesQuery } from './dto/list-deliveries.query';
@@ -11,7 +11,7 @@ import type { ListDeliveriesQuery } from './dto/list-deliveries.query';
 @Injectable()
 export class DeliveriesService {
   constructor(
-    private readonly deliveries: DeliveryRepository,
+    private readonly deliveries: DeliveryLog,
     private readonly webhooks: WebhooksService,
     private readonly notifier: PgNotifier,
   ) {}

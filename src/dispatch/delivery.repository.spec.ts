@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrationsLocked } from '../database/run-migrations';
+import { DeliveryLog } from './delivery-log.repository';
 import { DeliveryRepository, INACTIVE_ENDPOINT_ERROR, INTERRUPTED_ATTEMPT_ERROR, type AttemptOutcome } from './delivery.repository';
 import { attemptTrigger } from './retry-policy';
 
@@ -14,6 +15,7 @@ describe('DeliveryRepository', () => {
   let dataSource: DataSource;
   let pool: Pool;
   let repository: DeliveryRepository;
+  let log: DeliveryLog;
   let sequence = 0;
 
   beforeAll(async () => {
@@ -22,6 +24,7 @@ describe('DeliveryRepository', () => {
     await runMigrationsLocked(dataSource);
     pool = new Pool({ connectionString: db.url, max: 2 });
     repository = new DeliveryRepository(dataSource, pool);
+    log = new DeliveryLog(dataSource);
     await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ('evt_1', 'st_default', 'order.created', '{"id":"evt_1"}')`);
     for (const id of ['wh_a', 'wh_b']) {
       await db.query(
@@ -106,7 +109,7 @@ describe('DeliveryRepository', () => {
       [id],
     );
     expect(row).toEqual({ status: 'pending', lease_token: null, last_error: 'HTTP 500' });
-    expect(await repository.attemptsOf(id)).toEqual([
+    expect(await log.attemptsOf(id)).toEqual([
       expect.objectContaining({ number: 1, trigger: 'scheduled', statusCode: 500, error: 'HTTP 500' }),
     ]);
   });
@@ -138,14 +141,14 @@ describe('DeliveryRepository', () => {
       ]);
     };
     await record('failed');
-    await repository.restart('st_default', id);
+    await log.restart('st_default', id);
     await record('pending');
     await record('failed');
-    await repository.restart('st_default', id);
+    await log.restart('st_default', id);
     // This cycle's first attempt dies with its worker: the row put in its place keeps its trigger.
     await repository.claimDue(1, 0, 'dead-worker', NO_LIMITS);
     await repository.claimDue(1, 10_000, 'next-worker', NO_LIMITS);
-    expect((await repository.attemptsOf(id)).map(({ number, trigger, error }) => ({ number, trigger, error }))).toEqual([
+    expect((await log.attemptsOf(id)).map(({ number, trigger, error }) => ({ number, trigger, error }))).toEqual([
       { number: 1, trigger: 'scheduled', error: 'HTTP 500' },
       { number: 2, trigger: 'manual', error: 'HTTP 500' },
       { number: 3, trigger: 'scheduled', error: 'HTTP 500' },
@@ -158,7 +161,7 @@ describe('DeliveryRepository', () => {
     await repository.claimDue(1, 0, 'dead-worker', NO_LIMITS);
     const [again] = await repository.claimDue(1, 10_000, 'next-worker', NO_LIMITS);
     expect(again).toMatchObject({ id, attemptNumber: 2 });
-    expect(await repository.attemptsOf(id)).toEqual([expect.objectContaining({ number: 1, error: INTERRUPTED_ATTEMPT_ERROR })]);
+    expect(await log.attemptsOf(id)).toEqual([expect.objectContaining({ number: 1, error: INTERRUPTED_ATTEMPT_ERROR })]);
   });
 
   it('gives unattempted claims back, due at once for any worker', async () => {

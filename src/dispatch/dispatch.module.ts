@@ -5,6 +5,7 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { Delivery } from './delivery.entity';
+import { DeliveryLog } from './delivery-log.repository';
 import { DeliveryRepository } from './delivery.repository';
 import { dispatchPoolProvider } from './dispatch-pool';
 import { DispatchSweeper } from './dispatch-sweeper';
@@ -26,6 +27,7 @@ import { WebhookSender } from './webhook-sender';
   providers: [
     dispatchPoolProvider,
     DeliveryRepository,
+    DeliveryLog,
     DeliveriesService,
     Dispatcher,
     DispatchSweeper,
@@ -35,6 +37,6 @@ import { WebhookSender } from './webhook-sender';
     IdempotencyKeyExpiry,
     EndpointDeactivation,
   ],
-  exports: [DeliveryRepository, Dispatcher, WebhookSender, EventRepository, PublishBatcher],
+  exports: [DeliveryRepository, DeliveryLog, Dispatcher, WebhookSender, EventRepository, PublishBatcher],
 })
 export class DispatchModule {}

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DeliveryRepository } from '../dispatch/delivery.repository';
+import { DeliveryLog } from '../dispatch/delivery-log.repository';
 import { DeliveryResponse } from '../dispatch/dto/delivery.response';
 import { describeCatalogue, type EventData, type EventType } from '../catalogue/event-catalogue';
 import type { EventResponse, EventTypeListResponse } from './dto/event.response';
@@ -13,7 +13,7 @@ export class EventsService {
   constructor(
     private readonly publisher: EventPublisher,
     private readonly events: EventRepository,
-    private readonly deliveries: DeliveryRepository,
+    private readonly deliveries: DeliveryLog,
   ) {}
 
   /** POST /events: the data is checked against its type at run time by the publisher. */

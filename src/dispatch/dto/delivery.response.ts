@@ -1,7 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ATTEMPT_TRIGGERS, type AttemptTrigger } from '../delivery-attempt.entity';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../delivery.entity';
-import type { AttemptRow, DeliveryRow } from '../delivery.repository';
+import type { DeliveryRow } from '../delivery-log.repository';
+import type { AttemptRow } from '../delivery.repository';
 
 export class DeliveryResponse {
   @ApiProperty({ example: 'del_01jd5v1xkq8w3r0m6m2n4p7s9t' })

@@ -1,0 +1,116 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { rowsOf } from '../database/sql';
+import type { DeliveryStatus } from './delivery.entity';
+import type { AttemptRow } from './delivery.repository';
+
+export interface DeliveryRow {
+  id: string;
+  storeId: string;
+  eventId: string;
+  webhookId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  leased: boolean;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface DeliveryFilter {
+  limit: number;
+  beforeId?: string;
+  status?: DeliveryStatus;
+  eventType?: string;
+}
+
+const DELIVERY_COLUMNS = `d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
+  d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount", d.next_attempt_at AS "nextAttemptAt",
+  (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
+  d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
+
+/**
+ * The delivery log as the API reads it, and the manual retries that start a new cycle. The
+ * worker's hot statements (claims, results) are DeliveryRepository's.
+ */
+@Injectable()
+export class DeliveryLog {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async findInStore(storeId: string, id: string): Promise<(DeliveryRow & { body: string }) | null> {
+    const rows: Array<DeliveryRow & { body: string }> = await this.dataSource.query(
+      `SELECT ${DELIVERY_COLUMNS}, e.body FROM deliveries d JOIN events e ON e.id = d.event_id
+       WHERE d.id = $1 AND d.store_id = $2`,
+      [id, storeId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Just what a retry decides on (no envelope body). */
+  async stateInStore(storeId: string, id: string): Promise<{ status: DeliveryStatus; webhookId: string } | null> {
+    const rows: Array<{ status: DeliveryStatus; webhookId: string }> = await this.dataSource.query(
+      `SELECT status, webhook_id AS "webhookId" FROM deliveries WHERE id = $1 AND store_id = $2`,
+      [id, storeId],
+    );
+    return rows[0] ?? null;
+  }
+
+  attemptsOf(deliveryId: string): Promise<AttemptRow[]> {
+    return this.dataSource.query(
+      `SELECT number, trigger, started_at AS "startedAt", duration_ms AS "durationMs", status_code AS "statusCode",
+         error, response_body AS "responseBody"
+       FROM delivery_attempts WHERE delivery_id = $1 ORDER BY number`,
+      [deliveryId],
+    );
+  }
+
+  /** Newest first, `limit + 1` rows. */
+  pageForWebhook(storeId: string, webhookId: string, filter: DeliveryFilter): Promise<DeliveryRow[]> {
+    const params: unknown[] = [storeId, webhookId, filter.limit + 1];
+    const conditions = ['d.store_id = $1', 'd.webhook_id = $2'];
+    if (filter.beforeId) conditions.push(`d.id < $${params.push(filter.beforeId)}`);
+    if (filter.status) conditions.push(`d.status = $${params.push(filter.status)}`);
+    if (filter.eventType) conditions.push(`d.event_type = $${params.push(filter.eventType)}`);
+    return this.dataSource.query(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries d WHERE ${conditions.join(' AND ')} ORDER BY d.id DESC LIMIT $3`,
+      params,
+    );
+  }
+
+  listForEvent(storeId: string, eventId: string): Promise<DeliveryRow[]> {
+    return this.dataSource.query(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d WHERE d.store_id = $1 AND d.event_id = $2 ORDER BY d.id`, [
+      storeId,
+      eventId,
+    ]);
+  }
+
+  /** Starts a new cycle for a finished delivery; null when it is pending (or unknown). */
+  async restart(storeId: string, id: string): Promise<DeliveryRow | null> {
+    const rows = await rowsOf<DeliveryRow>(
+      this.dataSource,
+      `UPDATE deliveries d SET status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL,
+         updated_at = now()
+       WHERE d.id = $1 AND d.store_id = $2 AND d.status <> 'pending'
+       RETURNING ${DELIVERY_COLUMNS}`,
+      [id, storeId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Starts a new cycle for the endpoint's failed deliveries (created since `since`, if given). */
+  async restartFailed(storeId: string, webhookId: string, since?: Date): Promise<number> {
+    const rows = await rowsOf(
+      this.dataSource,
+      `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL,
+         updated_at = now()
+       WHERE store_id = $1 AND webhook_id = $2 AND status = 'failed' AND ($3::timestamptz IS NULL OR created_at >= $3)
+       RETURNING id`,
+      [storeId, webhookId, since?.toISOString() ?? null],
+    );
+    return rows.length;
+  }
+}
