@@ -11,6 +11,13 @@ export function activeBadge(isActive) {
   return h('span', { class: ['badge', isActive ? 'badge-active' : 'badge-inactive'] }, isActive ? 'Active' : 'Inactive');
 }
 
+/** Why an inactive endpoint is inactive (the API's `disabledReason`): a sentence, and a word or two for a table. */
+export const DISABLED_REASONS = {
+  manual: { text: 'Disabled by hand', short: 'by hand' },
+  gone: { text: 'Disabled: the endpoint answered 410 Gone', short: '410 Gone' },
+  failing: { text: 'Disabled: failing for too long', short: 'failing' },
+};
+
 /** A note in the flow of the page: `kind` info, warn, error (the last is announced). */
 export function note(kind, ...content) {
   return h('div', { class: ['note', `note-${kind}`], role: kind === 'error' ? 'alert' : null }, ...content);

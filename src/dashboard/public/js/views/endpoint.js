@@ -7,6 +7,7 @@ import {
   button,
   chips,
   confirmDialog,
+  DISABLED_REASONS,
   note,
   openDialog,
   poll,
@@ -18,6 +19,7 @@ import {
 } from '../ui.js';
 import { endpointDialog } from './endpoint-form.js';
 import { RATE_WINDOW, rateView, successRate } from './endpoints.js';
+import { scheduleText } from '../schedule.js';
 
 const PAGE_SIZE = 25;
 export const REFRESH_MS = 2500;
@@ -42,6 +44,10 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   const state = h('span');
   const url = h('p', { class: 'mono url-line' });
   const events = h('div');
+  const disabled = h('div');
+  const rotation = h('div');
+  const headers = h('dd');
+  const schedule = h('dd');
   const rate = h('dd', {}, h('span', { class: 'muted small' }, '…'));
   const created = h('dd');
   const updated = h('dd');
@@ -49,13 +55,51 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   const testResult = h('output', { class: 'test-result', 'aria-live': 'polite' });
   const typeFilter = h('select', { id: 'filter-event' });
   let catalogueOrder = [];
+  // Counts the answers shown; a poll's answer that an action's answer overtook is dropped.
+  let shown = 0;
+  let shownJson = '';
 
   function show(next) {
     webhook = next;
+    shown += 1;
+    shownJson = JSON.stringify(next);
     heading.querySelector('h1').textContent = webhook.name;
     state.replaceChildren(activeBadge(webhook.isActive));
     url.textContent = webhook.url;
     events.replaceChildren(chips(webhook.events));
+    const reason = !webhook.isActive && DISABLED_REASONS[webhook.disabledReason];
+    disabled.replaceChildren(
+      reason
+        ? note(
+            'warn',
+            h('strong', {}, reason.text),
+            webhook.disabledAt ? [' since ', time(webhook.disabledAt)] : null,
+            '. It gets no deliveries until it is activated again.',
+          )
+        : '',
+    );
+    disabled.hidden = !reason;
+    const until = webhook.secretRotation?.oldSecretExpiresAt;
+    rotation.replaceChildren(
+      until
+        ? note(
+            'info',
+            h('strong', {}, 'Previous secret valid until ', time(until)),
+            '. Deliveries carry a signature with each secret until then (X-Webhook-Signature keeps the previous one).',
+          )
+        : '',
+    );
+    rotation.hidden = !until;
+    headers.replaceChildren(headerList(webhook.headers));
+    const delays = scheduleText(webhook.retrySchedule);
+    schedule.replaceChildren(
+      delays
+        ? [
+            h('span', { class: 'mono' }, delays),
+            h('span', { class: 'muted small' }, ` (${plural(webhook.retrySchedule.length, 'attempt')})`),
+          ]
+        : h('span', {}, 'Deployment default', h('span', { class: 'muted small' }, ' (RETRY_SCHEDULE_MS)')),
+    );
     created.replaceChildren(time(webhook.createdAt));
     updated.replaceChildren(time(webhook.updatedAt));
     toggle.textContent = webhook.isActive ? 'Deactivate' : 'Activate';
@@ -194,6 +238,8 @@ export async function endpointView(root, { params, query, signal, navigate }) {
       h('div', { class: 'endpoint-title' }, heading, state),
       url,
       events,
+      disabled,
+      rotation,
       h(
         'dl',
         { class: 'facts' },
@@ -201,6 +247,12 @@ export async function endpointView(root, { params, query, signal, navigate }) {
         h('div', {}, h('dt', {}, 'Created'), created),
         h('div', {}, h('dt', {}, 'Updated'), updated),
         h('div', {}, h('dt', {}, 'Id'), h('dd', { class: 'mono small' }, webhook.id)),
+      ),
+      h(
+        'dl',
+        { class: 'facts settings', 'aria-label': 'Delivery settings' },
+        h('div', {}, h('dt', {}, 'Custom headers'), headers),
+        h('div', {}, h('dt', { title: 'Delay before each attempt of a cycle' }, 'Retry schedule'), schedule),
       ),
       actions,
       testResult,
@@ -296,11 +348,15 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   async function refresh() {
     const unfiltered = !filters().status && !filters().eventType;
     const cursor = cursors.at(-1);
+    const before = shown;
     try {
-      const [page, recent] = await Promise.all([
+      // The endpoint too: a 410 answer disables it, and a rotation's overlap ends, while the page is open.
+      const [page, recent, fresh] = await Promise.all([
         api.listDeliveries(webhook.id, { ...filters(), limit: PAGE_SIZE, cursor }, signal),
         api.listDeliveries(webhook.id, { limit: RATE_WINDOW }, signal),
+        api.getWebhook(webhook.id, signal),
       ]);
+      if (shown === before && JSON.stringify(fresh) !== shownJson) show(fresh);
       listError.replaceChildren();
       live.classList.remove('live-paused');
       rate.replaceChildren(rateView(successRate(recent.data)));
@@ -424,6 +480,31 @@ export async function endpointView(root, { params, query, signal, navigate }) {
 
   const refreshNow = poll(signal, REFRESH_MS, refresh);
   await refresh();
+}
+
+const MASK = '••••••••';
+
+/** The endpoint's extra headers, each value hidden until asked for: they often carry credentials. */
+function headerList(headers) {
+  const entries = Object.entries(headers ?? {});
+  if (entries.length === 0) return h('span', { class: 'muted' }, 'None');
+  return h(
+    'ul',
+    { class: 'header-list' },
+    entries.map(([name, value]) => {
+      const shown = h('span', { class: 'mono header-value' });
+      const toggle = button('', () => reveal(toggle.textContent === 'Show'), { kind: 'quiet', class: 'btn btn-quiet btn-small' });
+      function reveal(on) {
+        shown.replaceChildren(
+          on ? value : [h('span', { 'aria-hidden': 'true' }, MASK), h('span', { class: 'visually-hidden' }, 'value hidden')],
+        );
+        toggle.textContent = on ? 'Hide' : 'Show';
+        toggle.setAttribute('aria-label', `${on ? 'Hide' : 'Show'} the value of ${name}`);
+      }
+      reveal(false);
+      return h('li', {}, h('code', { class: 'header-name' }, name), shown, toggle);
+    }),
+  );
 }
 
 export function lastResult(delivery) {

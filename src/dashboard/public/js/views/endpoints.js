@@ -1,6 +1,6 @@
 import { api, explain, session } from '../api.js';
 import { h, plural, time } from '../dom.js';
-import { activeBadge, button, chips, note, secretDialog, spinner, title, toast } from '../ui.js';
+import { activeBadge, button, chips, DISABLED_REASONS, note, secretDialog, spinner, title, toast } from '../ui.js';
 import { endpointDialog } from './endpoint-form.js';
 
 export const RATE_WINDOW = 50;
@@ -143,7 +143,14 @@ export async function endpointsView(root, { signal, navigate }) {
             h('div', { class: 'mono small muted url' }, webhook.url),
           ),
           h('td', { 'data-label': 'Events' }, chips(webhook.events, { max: 3 })),
-          h('td', { 'data-label': 'State' }, activeBadge(webhook.isActive)),
+          h(
+            'td',
+            { 'data-label': 'State' },
+            activeBadge(webhook.isActive),
+            !webhook.isActive && DISABLED_REASONS[webhook.disabledReason]
+              ? h('div', { class: 'muted small' }, DISABLED_REASONS[webhook.disabledReason].short)
+              : null,
+          ),
           rate,
           h('td', { 'data-label': 'Created' }, time(webhook.createdAt)),
         );
