@@ -84,7 +84,8 @@ export const api = {
   updateWebhook: (id, body) => request('PUT', `/webhooks/${encodeURIComponent(id)}`, { body }),
   deleteWebhook: (id) => request('DELETE', `/webhooks/${encodeURIComponent(id)}`),
   testWebhook: (id) => request('POST', `/webhooks/${encodeURIComponent(id)}/test`),
-  rotateSecret: (id) => request('POST', `/webhooks/${encodeURIComponent(id)}/rotate-secret`),
+  rotateSecret: (id, oldSecretExpiresInSeconds) =>
+    request('POST', `/webhooks/${encodeURIComponent(id)}/rotate-secret`, { body: { oldSecretExpiresInSeconds } }),
   listDeliveries: (id, query, signal) => request('GET', `/webhooks/${encodeURIComponent(id)}/deliveries`, { query, signal }),
   retryFailed: (id, since) =>
     request('POST', `/webhooks/${encodeURIComponent(id)}/deliveries/retry-failed`, { body: since ? { since } : {} }),

@@ -178,20 +178,10 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   }
 
   async function rotate(btn) {
-    if (
-      !(await confirmDialog({
-        heading: 'Rotate the signing secret?',
-        body: h(
-          'p',
-          {},
-          'A new secret is made and the current one stops signing at once: receivers must switch to the new one to keep accepting deliveries.',
-        ),
-        confirm: 'Rotate secret',
-      }))
-    )
-      return;
+    const overlap = await rotateDialog(webhook);
+    if (overlap === undefined) return;
     try {
-      const rotated = await busy(btn, () => api.rotateSecret(webhook.id));
+      const rotated = await busy(btn, () => api.rotateSecret(webhook.id, overlap));
       show(rotated);
       await secretDialog({ heading: 'New signing secret', webhook: rotated });
     } catch (failure) {
@@ -480,6 +470,74 @@ export async function endpointView(root, { params, query, signal, navigate }) {
 
   const refreshNow = poll(signal, REFRESH_MS, refresh);
   await refresh();
+}
+
+/** How long the current secret may keep signing after a rotation, in seconds (the API allows up to 7 days). */
+const OVERLAPS = [
+  [0, 'None: it stops at once'],
+  [3_600, '1 hour'],
+  [86_400, '24 hours'],
+  [604_800, '7 days'],
+];
+/** Long enough for a receiver's deploy, the usual choice of Svix-like services. */
+const DEFAULT_OVERLAP = 86_400;
+
+/** Asks for the overlap of a rotation; resolves with it in seconds, or undefined when cancelled. */
+function rotateDialog(webhook) {
+  return openDialog(
+    (close) => {
+      const choices = OVERLAPS.map(([seconds, label]) =>
+        h(
+          'label',
+          { class: 'check' },
+          h('input', {
+            type: 'radio',
+            name: 'overlap',
+            value: String(seconds),
+            checked: seconds === DEFAULT_OVERLAP,
+            autofocus: seconds === DEFAULT_OVERLAP,
+          }),
+          h('span', {}, label),
+        ),
+      );
+      return h(
+        'form',
+        {
+          class: 'dialog-form',
+          onsubmit: (event) => {
+            event.preventDefault();
+            close(Number(new FormData(event.currentTarget).get('overlap')));
+          },
+        },
+        h('h2', { class: 'dialog-title' }, 'Rotate the signing secret?'),
+        h(
+          'div',
+          { class: 'dialog-body stack' },
+          h(
+            'p',
+            {},
+            'A new secret is made and shown once. Keep the current one signing beside it for a while, so receivers can switch without a failed delivery.',
+          ),
+          h('fieldset', { class: 'choice-field' }, h('legend', {}, 'Keep the current secret valid for'), choices),
+          h(
+            'p',
+            { class: 'hint' },
+            'Meanwhile webhook-signature carries both signatures and X-Webhook-Signature keeps the current secret; then only the new one signs.',
+          ),
+          webhook.secretRotation
+            ? note('warn', 'The previous rotation’s overlap is still running: rotating again stops its oldest secret now.')
+            : null,
+        ),
+        h(
+          'div',
+          { class: 'dialog-actions' },
+          button('Cancel', () => close()),
+          button('Rotate secret', null, { kind: 'primary', type: 'submit' }),
+        ),
+      );
+    },
+    { label: 'Rotate the signing secret' },
+  );
 }
 
 const MASK = '••••••••';
