@@ -1,6 +1,10 @@
 import { api, explain } from '../api.js';
 import { h } from '../dom.js';
+import { parseSchedule, scheduleText } from '../schedule.js';
 import { button, openDialog } from '../ui.js';
+
+/** The API's limit on an endpoint's extra headers. */
+const MAX_HEADERS = 20;
 
 /** Groups the catalogue by category, keeping its order. */
 export function byCategory(types) {
@@ -64,6 +68,16 @@ export async function endpointDialog({ webhook } = {}) {
         );
         return h('fieldset', { class: 'event-group' }, h('legend', {}, category, all), own);
       });
+      const headers = headerEditor(webhook?.headers ?? {});
+      const schedule = h('input', {
+        id: 'ep-schedule',
+        name: 'retrySchedule',
+        class: 'mono',
+        autocomplete: 'off',
+        placeholder: 'Deployment default',
+        value: scheduleText(webhook?.retrySchedule) ?? '',
+        'aria-describedby': 'ep-schedule-help',
+      });
       const submit = button(editing ? 'Save changes' : 'Create endpoint', null, { kind: 'primary', type: 'submit' });
 
       const form = h(
@@ -78,7 +92,26 @@ export async function endpointDialog({ webhook } = {}) {
               boxes[0].focus();
               return;
             }
-            const body = { name: name.value.trim(), url: url.value.trim(), events, isActive: active.checked };
+            const read = headers.read();
+            if (read.error) {
+              error.textContent = read.error;
+              read.field.focus();
+              return;
+            }
+            const delays = parseSchedule(schedule.value);
+            if (delays.error) {
+              error.textContent = `Retry schedule: ${delays.error}`;
+              schedule.focus();
+              return;
+            }
+            const body = {
+              name: name.value.trim(),
+              url: url.value.trim(),
+              events,
+              isActive: active.checked,
+              headers: read.headers,
+              retrySchedule: delays.delays,
+            };
             error.textContent = '';
             submit.disabled = true;
             try {
@@ -109,6 +142,19 @@ export async function endpointDialog({ webhook } = {}) {
             h('p', { class: 'hint' }, 'The endpoint receives these event types.'),
             h('div', { class: 'event-groups' }, groups),
           ),
+          headers.field,
+          h(
+            'div',
+            { class: 'field' },
+            h('label', { for: 'ep-schedule' }, 'Retry schedule'),
+            schedule,
+            h(
+              'p',
+              { class: 'hint', id: 'ep-schedule-help' },
+              'The delay before each attempt, the first 0: e.g. 0, 5 s, 5 min, 30 min, 2 h (ms, s, min, h or d). ',
+              'Up to 30 attempts, 7 days in all. Empty: the deployment’s schedule.',
+            ),
+          ),
           h('label', { class: 'check' }, active, h('span', {}, 'Active', h('span', { class: 'muted small' }, ' — deliver events to it'))),
           error,
         ),
@@ -123,4 +169,79 @@ export async function endpointDialog({ webhook } = {}) {
     },
     { wide: true, label: editing ? 'Edit endpoint' : 'New endpoint' },
   );
+}
+
+/**
+ * Rows of header name and value. Values are masked like passwords (they often carry credentials)
+ * until "Show values" is ticked. `read()` answers {headers} or {error, field}.
+ */
+function headerEditor(initial) {
+  const rows = h('div', { class: 'header-rows' });
+  const reveal = h('input', { type: 'checkbox', id: 'ep-header-reveal' });
+  const add = button('Add header', () => addRow('', '').querySelector('input').focus(), { class: 'btn btn-secondary btn-small' });
+
+  function addRow(name, value) {
+    const row = h(
+      'div',
+      { class: 'header-row' },
+      h('input', {
+        class: 'mono',
+        autocomplete: 'off',
+        'aria-label': 'Header',
+        placeholder: 'Authorization',
+        maxlength: '200',
+        value: name,
+      }),
+      h('input', {
+        type: reveal.checked ? 'text' : 'password',
+        class: 'mono',
+        autocomplete: 'off',
+        'aria-label': 'Value',
+        maxlength: '1024',
+        value,
+      }),
+      button(
+        'Remove',
+        () => {
+          row.remove();
+          add.disabled = false;
+          add.focus();
+        },
+        { class: 'btn btn-quiet btn-small', 'aria-label': 'Remove header' },
+      ),
+    );
+    rows.append(row);
+    add.disabled = rows.children.length >= MAX_HEADERS;
+    return row;
+  }
+
+  reveal.addEventListener('change', () => {
+    for (const input of rows.querySelectorAll('input[aria-label="Value"]')) input.type = reveal.checked ? 'text' : 'password';
+  });
+  for (const [name, value] of Object.entries(initial)) addRow(name, value);
+
+  function read() {
+    const headers = {};
+    const seen = new Set();
+    for (const row of rows.children) {
+      const [nameInput, valueInput] = row.querySelectorAll('input');
+      const name = nameInput.value.trim();
+      if (!name && !valueInput.value) continue;
+      if (!name) return { error: 'Custom headers: give each header a name, or remove the row.', field: nameInput };
+      if (seen.has(name.toLowerCase())) return { error: `Custom headers: ${name} is given twice (names ignore case).`, field: nameInput };
+      seen.add(name.toLowerCase());
+      headers[name] = valueInput.value;
+    }
+    return { headers };
+  }
+
+  const field = h(
+    'fieldset',
+    { class: 'choice-field headers-field' },
+    h('legend', {}, 'Custom headers'),
+    h('p', { class: 'hint' }, 'Sent with every attempt, e.g. an Authorization your receiver checks. Up to 20.'),
+    rows,
+    h('div', { class: 'toolbar' }, add, h('label', { class: 'check', for: 'ep-header-reveal' }, reveal, h('span', {}, 'Show values'))),
+  );
+  return { field, read };
 }
