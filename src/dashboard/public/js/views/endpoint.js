@@ -85,7 +85,9 @@ export async function endpointView(root, { params, query, signal, navigate }) {
         ? note(
             'info',
             h('strong', {}, 'Previous secret valid until ', time(until)),
-            '. Deliveries carry a signature with each secret until then (X-Webhook-Signature keeps the previous one).',
+            '. Deliveries carry a signature with each secret until then (',
+            h('code', {}, 'X-Webhook-Signature'),
+            ' keeps the previous one).',
           )
         : '',
     );
@@ -93,12 +95,12 @@ export async function endpointView(root, { params, query, signal, navigate }) {
     headers.replaceChildren(headerList(webhook.headers));
     const delays = scheduleText(webhook.retrySchedule);
     schedule.replaceChildren(
-      delays
+      ...(delays
         ? [
             h('span', { class: 'mono' }, delays),
             h('span', { class: 'muted small' }, ` (${plural(webhook.retrySchedule.length, 'attempt')})`),
           ]
-        : h('span', {}, 'Deployment default', h('span', { class: 'muted small' }, ' (RETRY_SCHEDULE_MS)')),
+        : [h('span', {}, 'Deployment default', h('span', { class: 'muted small' }, ' (RETRY_SCHEDULE_MS)'))]),
     );
     created.replaceChildren(time(webhook.createdAt));
     updated.replaceChildren(time(webhook.updatedAt));
@@ -522,7 +524,11 @@ function rotateDialog(webhook) {
           h(
             'p',
             { class: 'hint' },
-            'Meanwhile webhook-signature carries both signatures and X-Webhook-Signature keeps the current secret; then only the new one signs.',
+            'Meanwhile ',
+            h('code', {}, 'webhook-signature'),
+            ' carries both signatures and ',
+            h('code', {}, 'X-Webhook-Signature'),
+            ' keeps the current secret; then only the new one signs.',
           ),
           webhook.secretRotation
             ? note('warn', 'The previous rotation’s overlap is still running: rotating again stops its oldest secret now.')
@@ -554,7 +560,7 @@ function headerList(headers) {
       const toggle = button('', () => reveal(toggle.textContent === 'Show'), { kind: 'quiet', class: 'btn btn-quiet btn-small' });
       function reveal(on) {
         shown.replaceChildren(
-          on ? value : [h('span', { 'aria-hidden': 'true' }, MASK), h('span', { class: 'visually-hidden' }, 'value hidden')],
+          ...(on ? [value] : [h('span', { 'aria-hidden': 'true' }, MASK), h('span', { class: 'visually-hidden' }, 'value hidden')]),
         );
         toggle.textContent = on ? 'Hide' : 'Show';
         toggle.setAttribute('aria-label', `${on ? 'Hide' : 'Show'} the value of ${name}`);
