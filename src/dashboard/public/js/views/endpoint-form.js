@@ -6,6 +6,11 @@ import { button, openDialog } from '../ui.js';
 /** The API's limit on an endpoint's extra headers. */
 const MAX_HEADERS = 20;
 
+/** An endpoint's headers by name, case ignored: the API keeps them in no particular order. */
+export function sortedHeaders(headers) {
+  return Object.entries(headers ?? {}).sort(([a], [b]) => a.localeCompare(b, 'en', { sensitivity: 'base' }));
+}
+
 /** Groups the catalogue by category, keeping its order. */
 export function byCategory(types) {
   const groups = new Map();
@@ -218,7 +223,7 @@ function headerEditor(initial) {
   reveal.addEventListener('change', () => {
     for (const input of rows.querySelectorAll('input[aria-label="Value"]')) input.type = reveal.checked ? 'text' : 'password';
   });
-  for (const [name, value] of Object.entries(initial)) addRow(name, value);
+  for (const [name, value] of sortedHeaders(initial)) addRow(name, value);
 
   function read() {
     const headers = {};

@@ -17,7 +17,7 @@ import {
   title,
   toast,
 } from '../ui.js';
-import { endpointDialog } from './endpoint-form.js';
+import { endpointDialog, sortedHeaders } from './endpoint-form.js';
 import { RATE_WINDOW, rateView, successRate } from './endpoints.js';
 import { scheduleText } from '../schedule.js';
 
@@ -550,7 +550,7 @@ const MASK = '••••••••';
 
 /** The endpoint's extra headers, each value hidden until asked for: they often carry credentials. */
 function headerList(headers) {
-  const entries = Object.entries(headers ?? {});
+  const entries = sortedHeaders(headers);
   if (entries.length === 0) return h('span', { class: 'muted' }, 'None');
   return h(
     'ul',
