@@ -443,6 +443,158 @@ describeInBrowser('dashboard in a browser', () => {
     expect((await app.api(`/webhooks/${id}`)).status).toBe(404);
   }, 60_000);
 
+  it("shows an endpoint's custom headers (values masked until revealed) and retry schedule, and edits both", async () => {
+    const token = 'Bearer s3cr3t-t0ken';
+    const created = await app.api('/webhooks', {
+      method: 'POST',
+      json: {
+        name: 'with-settings',
+        url: `${receiver.url}/with-settings`,
+        events: ['stock.low'],
+        headers: { Authorization: token, 'X-Store': 'berlin-1' },
+        retrySchedule: [0, 5_000, 300_000, 1_800_000],
+      },
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'with-settings'));
+
+    const settings = page.locator('dl.settings dd').first();
+    const schedule = page.locator('dl.settings dd').nth(1);
+    await expect(schedule.innerText()).resolves.toBe('0, 5 s, 5 min, 30 min (4 attempts)');
+    await expect(settings.locator('.header-name').allTextContents()).resolves.toEqual(['Authorization', 'X-Store']);
+    // The values are not in the page at all until asked for, one at a time.
+    expect(await page.content()).not.toContain(token);
+    expect(await page.content()).not.toContain('berlin-1');
+    await expect(settings.locator('.header-value > [aria-hidden="true"]').allTextContents()).resolves.toEqual(['••••••••', '••••••••']);
+    await page.getByRole('button', { name: 'Show the value of Authorization' }).click();
+    await visible(settings.getByText(token, { exact: true }));
+    expect(await page.content()).not.toContain('berlin-1');
+    await shot(page, 'endpoint-settings-laptop');
+    await page.getByRole('button', { name: 'Hide the value of Authorization' }).click();
+    await settings.getByText(token, { exact: true }).waitFor({ state: 'detached', timeout: UI_DEADLINE });
+
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByRole('dialog', { name: 'Edit endpoint' });
+    const values = form.getByLabel('Value', { exact: true });
+    await expect(
+      form
+        .getByLabel('Header', { exact: true })
+        .evaluateAll((inputs) => inputs.map((input) => (input as unknown as { value: string }).value)),
+    ).resolves.toEqual(['Authorization', 'X-Store']);
+    await expect(values.first().getAttribute('type')).resolves.toBe('password');
+    await expect(values.first().inputValue()).resolves.toBe(token);
+    await expect(form.getByLabel('Retry schedule').inputValue()).resolves.toBe('0, 5 s, 5 min, 30 min');
+    await form.getByRole('button', { name: 'Remove header' }).nth(1).click();
+    await form.getByRole('button', { name: 'Add header' }).click();
+    await form.getByLabel('Header', { exact: true }).last().fill('X-Tenant');
+    await values.last().fill('acme');
+    await form.getByLabel('Show values').check();
+    await expect(values.last().getAttribute('type')).resolves.toBe('text');
+    // A schedule the API refuses: its message shows in the form, and nothing changes.
+    await form.getByLabel('Retry schedule').fill('5 s, 1 min');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await visible(form.getByRole('alert').getByText('retrySchedule must start with 0'));
+    await form.getByLabel('Retry schedule').fill('0, 1 min, 2h');
+    await shot(page, 'endpoint-settings-form-laptop');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await visible(schedule.getByText('0, 1 min, 2 h', { exact: true }));
+    await expect(schedule.innerText()).resolves.toBe('0, 1 min, 2 h (3 attempts)');
+    await expect(settings.locator('.header-name').allTextContents()).resolves.toEqual(['Authorization', 'X-Tenant']);
+    await expect(settings.locator('.header-value > [aria-hidden="true"]').allTextContents()).resolves.toEqual(['••••••••', '••••••••']);
+    const saved = (await (await app.api(`/webhooks/${id}`)).json()) as { headers: Record<string, string>; retrySchedule: number[] | null };
+    expect(saved).toMatchObject({ headers: { Authorization: token, 'X-Tenant': 'acme' }, retrySchedule: [0, 60_000, 7_200_000] });
+
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await form.getByLabel('Retry schedule').fill('');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await visible(schedule.getByText('Deployment default'));
+    await expect(schedule.innerText()).resolves.toBe('Deployment default (RETRY_SCHEDULE_MS)');
+    await expect((await app.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({ retrySchedule: null });
+  }, 60_000);
+
+  it('shows why an endpoint is disabled, and since when: a 410 Gone answer, then by hand', async () => {
+    receiver.respondWith((request, res) => {
+      res.writeHead(request.path === '/gone-away' ? 410 : 200);
+      res.end();
+    });
+    const { id } = await createEndpoint('gone-away');
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'gone-away'));
+    await visible(page.locator('.endpoint-head .badge-active'));
+    const reason = page.locator('.endpoint-head .note-warn');
+    expect(await reason.count()).toBe(0);
+
+    // The page polls the endpoint: the 410 disables it while it is open.
+    await publishOrder();
+    await visible(reason.getByText('Disabled: the endpoint answered 410 Gone'));
+    await visible(page.locator('.endpoint-head .badge-inactive'));
+    const gone = (await (await app.api(`/webhooks/${id}`)).json()) as { disabledReason: string; disabledAt: string };
+    expect(gone.disabledReason).toBe('gone');
+    await expect(reason.locator('time').getAttribute('datetime')).resolves.toBe(gone.disabledAt);
+    await visible(page.locator('tbody tr[data-status="failed"]').getByText('HTTP 410'));
+    await shot(page, 'endpoint-gone-laptop');
+
+    await page.getByRole('button', { name: 'Activate', exact: true }).click();
+    await visible(page.locator('.endpoint-head .badge-active'));
+    expect(await reason.count()).toBe(0);
+    await page.getByRole('button', { name: 'Deactivate', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Deactivate', exact: true }).click();
+    await visible(reason.getByText('Disabled by hand'));
+    await page.getByRole('link', { name: 'Endpoints', exact: true }).first().click();
+    await visible(page.locator('tr', { has: page.getByRole('link', { name: 'gone-away' }) }).getByText('by hand'));
+  }, 60_000);
+
+  it('rotates with a 24 h overlap, sending it, and shows until when the previous secret signs', async () => {
+    const { id, secret } = await createEndpoint('rotate-overlap', ['stock.low']);
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    const sent: unknown[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/rotate-secret')) sent.push(request.postDataJSON());
+    });
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'rotate-overlap'));
+    const overlap = page.locator('.endpoint-head .note-info');
+    expect(await overlap.count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const ask = page.getByRole('dialog', { name: 'Rotate the signing secret' });
+    await ask.getByRole('radio', { name: '1 hour' }).check();
+    await ask.getByRole('radio', { name: '24 hours' }).check();
+    await shot(page, 'rotate-overlap-laptop');
+    const before = Date.now();
+    await ask.getByRole('button', { name: 'Rotate secret' }).click();
+    const shown = page.getByRole('dialog', { name: 'New signing secret' });
+    const rotated = await shownSecret(shown);
+    const after = Date.now();
+    expect(rotated).not.toBe(secret);
+    expect(sent).toEqual([{ oldSecretExpiresInSeconds: 86_400 }]);
+    await shown.getByRole('button', { name: 'I have saved it' }).click();
+    // Closed at once, but taken out of the page only by its close event, a moment later.
+    await page.locator('dialog').waitFor({ state: 'detached', timeout: UI_DEADLINE });
+
+    await visible(overlap.getByText('Previous secret valid until'));
+    const webhook = (await (await app.api(`/webhooks/${id}`)).json()) as { secretRotation: { oldSecretExpiresAt: string } | null };
+    const until = webhook.secretRotation!.oldSecretExpiresAt;
+    await expect(overlap.locator('time').getAttribute('datetime')).resolves.toBe(until);
+    expect(Date.parse(until)).toBeGreaterThanOrEqual(before + 86_400_000 - 1_000);
+    expect(Date.parse(until)).toBeLessThanOrEqual(after + 86_400_000 + 1_000);
+    expect(await page.content()).not.toContain(rotated);
+    await shot(page, 'endpoint-overlap-laptop');
+
+    // Rotating again during the overlap is warned about; with no overlap, none is left to show.
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await visible(ask.getByText('overlap is still running'));
+    await ask.getByRole('radio', { name: /^None/ }).check();
+    await ask.getByRole('button', { name: 'Rotate secret' }).click();
+    await shown.getByRole('button', { name: 'I have saved it' }).click();
+    await overlap.first().waitFor({ state: 'detached', timeout: UI_DEADLINE });
+    expect(sent).toEqual([{ oldSecretExpiresInSeconds: 86_400 }, { oldSecretExpiresInSeconds: 0 }]);
+  }, 60_000);
+
   it('can be used from the keyboard: sign in with Enter, dialogs open and close, focus returns and shows', async () => {
     const page = await open();
     await page.getByLabel('API key').focus();
