@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Pool } from 'pg';
 import { newId } from '../common/ids';
-import { rowsOf } from '../database/sql';
 import { DISPATCH_POOL } from './dispatch-pool';
 import type { AttemptTrigger } from './delivery-attempt.entity';
 import type { DeliveryStatus } from './delivery.entity';
