@@ -6,7 +6,7 @@ import { deliveryReport, publishLoad } from './support/load';
 import { Receiver } from './support/receiver';
 
 /**
- * Issue 7, item 1: a worker killed with SIGKILL mid-stream loses nothing. Its claims come back
+ * A worker killed with SIGKILL mid-stream loses nothing. Its claims come back
  * when their lease ends (DELIVERY_TIMEOUT_MS + LEASE_MARGIN_MS, shortened here to 2 s + 1 s) and
  * another process delivers them; what it had sent but not yet recorded is sent again (at least
  * once: duplicates are counted and printed, losses fail the test).

@@ -5,7 +5,7 @@ import { deliveryReport, publishLoad } from './support/load';
 import { Receiver } from './support/receiver';
 
 /**
- * Issue 7, item 2: PostgreSQL goes away under load. The database refuses new connections
+ * PostgreSQL goes away under load. The database refuses new connections
  * (ALLOW_CONNECTIONS false) and every existing one is cut (pg_terminate_backend, repeated) for
  * OUTAGE_MS; then it comes back.
  */
@@ -131,7 +131,7 @@ describe('database outage under load', () => {
       { deadlineMs: 15_000, intervalMs: 200, what: 'every delivery succeeded' },
     );
 
-    // Every refusal was a 503 in the contract's shape: never a 500, never a dropped connection.
+    // Every refusal was a 503 in the API's error shape: never a 500, never a dropped connection.
     const statuses = Object.fromEntries(load.rejected);
     expect(Object.keys(statuses).filter((status) => status !== '503')).toEqual([]);
     for (const { body } of load.rejectedBodies) {

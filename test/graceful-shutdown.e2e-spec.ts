@@ -6,7 +6,7 @@ import { deliveryReport } from './support/load';
 import { Receiver } from './support/receiver';
 
 /**
- * Issue 7, item 3: on SIGTERM a worker stops claiming, lets its in-flight attempts finish (or,
+ * On SIGTERM a worker stops claiming, lets its in-flight attempts finish (or,
  * past SHUTDOWN_TIMEOUT_MS, gives their claims back), exits 0, and loses nothing: a new process
  * delivers the rest, and what was answered during the shutdown is recorded, not sent again.
  */

@@ -30,6 +30,8 @@ interface StoreFixture {
   /** Everything that identifies this store's data: ids, names, URLs, key texts, order numbers. */
   markers: string[];
   idempotencyKey: string;
+  /** The event first published with that key: a repeat must send it again to be a replay (another body is a 422). */
+  idempotentEvent?: { type: string; data: unknown };
 }
 
 /** Every route that takes an id, a filter or a cursor, and what it may answer to a foreign one. */
@@ -97,6 +99,7 @@ describe('store isolation, as a property', () => {
         const data = { ...orderData(n), id: `ord_${storeId}_${n}`, orderNumber: `ORDER-OF-${storeId}-${n}` };
         const headers: Record<string, string> = n === 0 ? { 'Idempotency-Key': store.idempotencyKey } : {};
         const event = await publish(t, n === 0 ? 'order.created' : 'order.updated', data, headers, key);
+        if (n === 0) store.idempotentEvent = { type: 'order.created', data };
         store.ids.evt.push(event.id);
         store.markers.push(data.id, data.orderNumber);
       }
@@ -194,7 +197,12 @@ describe('store isolation, as a property', () => {
             if (r.idempotency !== 'none')
               headers['Idempotency-Key'] = r.idempotency === 'foreign' ? target.idempotencyKey : actor.idempotencyKey;
             let json = r.route.body;
-            if (r.route.path === '/events') json = { type: 'order.created', data: { ...orderData(1), orderNumber: `BY-${actor.id}` } };
+            if (r.route.path === '/events') {
+              json =
+                r.idempotency === 'own'
+                  ? actor.idempotentEvent
+                  : { type: 'order.created', data: { ...orderData(1), orderNumber: `BY-${actor.id}` } };
+            }
 
             const res = await t.api(path, { method: r.route.method, key: actor.key, json, headers });
             const text = await res.text();
