@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { startApp, TestApp } from './support/app';
+import { freePort } from './support/child-app';
 import { eventually } from './support/eventually';
 import { createWebhook, delivery, deliveriesOf, DeliveryView, orderData, publish } from './support/fixtures';
 
@@ -43,14 +43,6 @@ class ExampleReceiver {
     if (this.child.exitCode === null) this.child.kill('SIGTERM');
     await this.exited;
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
-  return port;
 }
 
 describe('the example receiver (npm run example:receiver)', () => {

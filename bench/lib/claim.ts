@@ -101,7 +101,7 @@ function repositoryOn(client: PoolClient, capture: { sql?: string; params?: unkn
       return typeof sql === 'string' ? client.query(text, values) : client.query(sql);
     },
   };
-  return new DeliveryRepository({} as DataSource, pool as unknown as Pool);
+  return new DeliveryRepository(pool as unknown as Pool);
 }
 
 async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: number): Promise<ClaimTiming> {

@@ -23,7 +23,7 @@ describe('DeliveryRepository', () => {
     dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
     await runMigrationsLocked(dataSource);
     pool = new Pool({ connectionString: db.url, max: 2 });
-    repository = new DeliveryRepository(dataSource, pool);
+    repository = new DeliveryRepository(pool);
     log = new DeliveryLog(dataSource);
     await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ('evt_1', 'st_default', 'order.created', '{"id":"evt_1"}')`);
     for (const id of ['wh_a', 'wh_b']) {

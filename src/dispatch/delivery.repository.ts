@@ -1,6 +1,5 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import type { Pool } from 'pg';
 import { newId } from '../common/ids';
 import { DISPATCH_POOL } from './dispatch-pool';
@@ -100,15 +99,13 @@ export const INACTIVE_ENDPOINT_ERROR = 'endpoint is inactive; retry the delivery
 export const INTERRUPTED_ATTEMPT_ERROR = 'attempt interrupted: the worker stopped before recording a result';
 
 /**
- * Every statement on deliveries and their attempts. The hot path (claim, record) is one SQL
- * statement per batch, whatever the batch size.
+ * The worker's statements on deliveries and their attempts, on the dispatcher's pool. The hot path
+ * (claim, record) is one SQL statement per batch, whatever the batch size; the API's reads are
+ * DeliveryLog's.
  */
 @Injectable()
 export class DeliveryRepository implements OnApplicationShutdown {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(DISPATCH_POOL) private readonly pool: Pool,
-  ) {}
+  constructor(@Inject(DISPATCH_POOL) private readonly pool: Pool) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.pool.end().catch(() => undefined);

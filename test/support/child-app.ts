@@ -189,7 +189,8 @@ export class ChildApp {
   }
 }
 
-async function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
   const { port } = server.address() as { port: number };
