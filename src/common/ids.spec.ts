@@ -1,4 +1,4 @@
-import { newId } from './ids';
+import { idFloor, newId } from './ids';
 
 const ID = /^evt_[0-9a-hjkmnp-tv-z]{26}$/;
 
@@ -36,6 +36,18 @@ describe('newId', () => {
       expect(perPosition.size).toBe(32);
       // 2,000 expected per symbol; ±15 % is more than 6 standard deviations (σ ≈ 44).
       for (const count of perPosition.values()) expect(Math.abs(count - n / 32)).toBeLessThan(300);
+    }
+  });
+});
+
+describe('idFloor', () => {
+  it('bounds the ids of a time window: made at the time or later sort at or above it, made before sort below', () => {
+    const at = 1_795_426_200_123;
+    expect(idFloor('evt', at)).toBe(newId('evt', at).slice(0, 14));
+    for (let i = 0; i < 1_000; i++) {
+      expect(newId('evt', at) >= idFloor('evt', at)).toBe(true);
+      expect(newId('evt', at - 1) < idFloor('evt', at)).toBe(true);
+      expect(newId('evt', at) < idFloor('evt', at + 1)).toBe(true);
     }
   });
 });

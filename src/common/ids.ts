@@ -40,3 +40,11 @@ function randomDigits(): string {
 export function newId(prefix: IdPrefix, now = Date.now()): string {
   return `${prefix}_${encode(now, 10)}${randomDigits()}`;
 }
+
+/**
+ * The least id of `prefix` made at `ms` or later: ids compare as their times do, so a window of
+ * time [a, b) is the id range [idFloor(a), idFloor(b)), which an index on id can serve.
+ */
+export function idFloor(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encode(ms, 10)}`;
+}

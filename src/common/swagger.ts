@@ -14,7 +14,7 @@ export const REQUIRED_SCOPES_EXTENSION = 'x-required-scopes';
 const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'webhooks', description: "Endpoints that receive the store's events: register, update, test, rotate the signing secret" },
   { name: 'events', description: 'The event catalogue, publishing an event, and an event with its deliveries' },
-  { name: 'deliveries', description: 'The delivery log of each endpoint, and retries' },
+  { name: 'deliveries', description: 'The delivery log of each endpoint, retries, and replaying what an endpoint missed' },
   { name: 'api-keys', description: "The store's own API keys (store administrator)" },
   { name: 'stores', description: 'Stores and their first keys (platform administrator)' },
   { name: 'health', description: 'Readiness, for load balancers and orchestrators (no API key)' },

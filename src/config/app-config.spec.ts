@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       retryAfterMaxMs: 3_600_000,
       signatureHeaders: { seed: true, standard: true },
       maxWebhooksPerStore: 100,
+      retentionDays: 30,
     });
     expect(config.dataDir).toMatch(/\.data$/);
   });
@@ -42,8 +43,10 @@ describe('loadConfig', () => {
       ROLE: 'worker',
       DATABASE_URL: 'postgres://u:p@db:5432/hookline',
       MAX_WEBHOOKS_PER_STORE: '5',
+      RETENTION_DAYS: '0',
     });
     expect(config.port).toBe(8080);
+    expect(config.retentionDays).toBe(0);
     expect(config.maxWebhooksPerStore).toBe(5);
     expect(config.retryScheduleMs).toEqual([0, 500, 2000, 10000]);
     expect(config.allowHttpUrls).toBe(false);
@@ -79,6 +82,8 @@ describe('loadConfig', () => {
     ['LEASE_MARGIN_MS', '100'],
     ['MAX_WEBHOOKS_PER_STORE', '0'],
     ['MAX_WEBHOOKS_PER_STORE', 'lots'],
+    ['RETENTION_DAYS', '-1'],
+    ['RETENTION_DAYS', '7.5'],
   ])('rejects %s=%j with a message naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);

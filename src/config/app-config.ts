@@ -56,6 +56,8 @@ export class AppConfig {
   readonly rateLimitPerMinute: number;
   /** Webhooks one store may hold (MAX_WEBHOOKS_PER_STORE). */
   readonly maxWebhooksPerStore: number;
+  /** Days of events, deliveries and attempts kept (RETENTION_DAYS); 0 keeps everything. */
+  readonly retentionDays: number;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
@@ -128,5 +130,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leaseMarginMs: vars.LEASE_MARGIN_MS,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
     maxWebhooksPerStore: vars.MAX_WEBHOOKS_PER_STORE,
+    retentionDays: vars.RETENTION_DAYS,
   });
 }

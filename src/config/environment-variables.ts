@@ -178,4 +178,8 @@ export class EnvironmentVariables {
   /** Webhooks one store may hold; one more is refused with a 409. */
   @IntegerInRange(1, 1_000_000)
   MAX_WEBHOOKS_PER_STORE = 100;
+
+  /** Days of events, deliveries and attempts kept; 0 keeps everything. Replay reaches back no further. */
+  @IntegerInRange(0, 36_500)
+  RETENTION_DAYS = 30;
 }

@@ -5,8 +5,9 @@ import { RequireScopes } from '../auth/require-scopes.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { PageOf, type Page } from '../common/pagination';
 import { DeliveriesService } from './deliveries.service';
-import { DeliveryDetailResponse, DeliveryResponse, RetryFailedResponse } from './dto/delivery.response';
+import { DeliveryDetailResponse, DeliveryResponse, ReplayResponse, RetryFailedResponse } from './dto/delivery.response';
 import { ListDeliveriesQuery } from './dto/list-deliveries.query';
+import { ReplayDto } from './dto/replay.dto';
 import { RetryFailedDto } from './dto/retry-failed.dto';
 
 const DeliveryPage = PageOf(DeliveryResponse, 'DeliveryPage');
@@ -33,6 +34,22 @@ export class DeliveriesController {
   @ApiErrors(400, 404, 409)
   retryFailed(@StoreId() storeId: string, @Param('id') webhookId: string, @Body() dto: RetryFailedDto): Promise<RetryFailedResponse> {
     return this.deliveries.retryFailed(storeId, webhookId, dto.since);
+  }
+
+  @Post('webhooks/:id/replay')
+  @HttpCode(202)
+  @RequireScopes('webhooks:write')
+  @ApiOperation({
+    summary: 'Send an endpoint the events it missed, such as those published while it was disabled',
+    description:
+      'Queues one delivery for every event of the store published in [since, until) of a type the endpoint subscribes to now, ' +
+      'that has no delivery to this endpoint yet; a second identical call queues 0. Reaches back no further than retention ' +
+      '(`RETENTION_DAYS`). 400 for a window that starts in the future or is reversed; 409 while the endpoint is inactive (re-enable it first).',
+  })
+  @ApiAcceptedResponse({ type: ReplayResponse })
+  @ApiErrors(400, 404, 409)
+  replay(@StoreId() storeId: string, @Param('id') webhookId: string, @Body() dto: ReplayDto): Promise<ReplayResponse> {
+    return this.deliveries.replay(storeId, webhookId, dto);
   }
 
   @Get('deliveries/:id')

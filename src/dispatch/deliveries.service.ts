@@ -1,16 +1,20 @@
 import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
 import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
 import { PgNotifier } from '../database/pg-notifier';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { DeliveryError } from './delivery.errors';
 import { DeliveryLog } from './delivery-log.repository';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
-import { AttemptResponse, DeliveryDetailResponse, DeliveryResponse, RetryFailedResponse } from './dto/delivery.response';
+import { AttemptResponse, DeliveryDetailResponse, DeliveryResponse, ReplayResponse, RetryFailedResponse } from './dto/delivery.response';
 import type { ListDeliveriesQuery } from './dto/list-deliveries.query';
+import type { ReplayDto } from './dto/replay.dto';
+import { replayWindow } from './replay-window';
 
 @Injectable()
 export class DeliveriesService {
   constructor(
+    private readonly config: AppConfig,
     private readonly deliveries: DeliveryLog,
     private readonly webhooks: WebhooksService,
     private readonly notifier: PgNotifier,
@@ -58,8 +62,18 @@ export class DeliveriesService {
     return { queued };
   }
 
-  private async requireActive(storeId: string, webhookId: string): Promise<void> {
+  /**
+   * Queues, for an active endpoint, a delivery of every event of the window of a type it
+   * subscribes to now that it has none of yet, such as those published while it was disabled.
+   */
+  async replay(storeId: string, webhookId: string, dto: ReplayDto): Promise<ReplayResponse> {
+    const window = replayWindow(dto.since, dto.until, new Date(), this.config.retentionDays);
+    await this.requireActive(storeId, webhookId, 'replaying');
+    return { queued: await this.deliveries.replay(storeId, webhookId, window) };
+  }
+
+  private async requireActive(storeId: string, webhookId: string, action?: 'retrying' | 'replaying'): Promise<void> {
     const webhook = await this.webhooks.require(storeId, webhookId);
-    if (!webhook.isActive) throw DeliveryError.webhookInactive(webhookId);
+    if (!webhook.isActive) throw DeliveryError.webhookInactive(webhookId, action);
   }
 }

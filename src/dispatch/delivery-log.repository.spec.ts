@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database';
+import { newId } from '../common/ids';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrationsLocked } from '../database/run-migrations';
 import { DeliveryLog } from './delivery-log.repository';
@@ -68,5 +69,83 @@ describe('DeliveryLog', () => {
     expect(await log.restartFailed('st_default', 'wh_st_default')).toBe(1);
     expect(await log.stateInStore('st_default', 'del_1')).toEqual({ status: 'pending', webhookId: 'wh_st_default' });
     expect(await log.stateInStore('st_other', 'del_4')).toEqual({ status: 'failed', webhookId: 'wh_st_other' });
+  });
+
+  describe('replay', () => {
+    const HOUR = 3_600_000;
+    const now = Date.now();
+    const window = { from: new Date(now - 4 * HOUR), until: new Date(now + 1_000) };
+
+    async function event(store: string, type: string, at: number, data: Record<string, unknown> = {}): Promise<string> {
+      const id = newId('evt', at);
+      await db.query(`INSERT INTO events (id, store_id, type, body, created_at) VALUES ($1, $2, $3, $4, $5)`, [
+        id,
+        store,
+        type,
+        JSON.stringify({ id, type, data }),
+        new Date(at).toISOString(),
+      ]);
+      return id;
+    }
+
+    async function endpoint(events: string[], isActive = true): Promise<string> {
+      const id = newId('wh');
+      await db.query(
+        `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted, is_active) VALUES ($1, 'st_default', 'r', 'https://r.test/', $2, 's', $3)`,
+        [id, events, isActive],
+      );
+      return id;
+    }
+
+    /** The events of the endpoint's pending deliveries, each of which must be due. */
+    async function replayedEvents(webhookId: string): Promise<string[]> {
+      const rows = await db.query<{ eventId: string; due: boolean }>(
+        `SELECT event_id AS "eventId", next_attempt_at <= now() AS due FROM deliveries WHERE webhook_id = $1 AND status = 'pending' ORDER BY event_id`,
+        [webhookId],
+      );
+      expect(rows.filter((row) => !row.due)).toEqual([]);
+      return rows.map((row) => row.eventId);
+    }
+
+    it("queues, due now, each event of the window of a subscribed type the endpoint has no delivery of, in its store only, and once", async () => {
+      const webhookId = await endpoint(['order.created', 'order.updated', 'webhook.disabled']);
+      const missed = [
+        await event('st_default', 'order.created', now - 3 * HOUR),
+        await event('st_default', 'order.updated', now - 2 * HOUR),
+        await event('st_default', 'webhook.disabled', now - 2 * HOUR, { webhookId: 'wh_someone_else' }),
+      ];
+      await event('st_default', 'product.created', now - 2 * HOUR);
+      await event('st_default', 'order.created', now - 5 * HOUR);
+      await event('st_other', 'order.created', now - 2 * HOUR);
+      await event('st_default', 'webhook.disabled', now - HOUR, { webhookId });
+      const delivered = await event('st_default', 'order.created', now - HOUR);
+      await db.query(
+        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, $3, 'order.created', 'failed')`,
+        [newId('del'), delivered, webhookId],
+      );
+
+      expect(await log.replay('st_other', webhookId, window)).toBe(0);
+      expect(await log.replay('st_default', webhookId, window)).toBe(3);
+      expect(await replayedEvents(webhookId)).toEqual(missed.sort());
+      expect(await log.replay('st_default', webhookId, window)).toBe(0);
+    });
+
+    it('queues nothing for an inactive endpoint or an empty window', async () => {
+      await event('st_default', 'order.cancelled', now - HOUR);
+      const inactive = await endpoint(['order.cancelled'], false);
+      expect(await log.replay('st_default', inactive, window)).toBe(0);
+      const active = await endpoint(['order.cancelled']);
+      expect(await log.replay('st_default', active, { from: new Date(now - 30 * 60_000), until: new Date(now) })).toBe(0);
+      expect(await replayedEvents(active)).toEqual([]);
+    });
+
+    it('queues each event once when replays of one endpoint run at the same time', async () => {
+      const events = [];
+      for (let i = 0; i < 20; i++) events.push(await event('st_default', 'order.refunded', now - HOUR + i));
+      const webhookId = await endpoint(['order.refunded']);
+      const queued = await Promise.all(Array.from({ length: 6 }, () => log.replay('st_default', webhookId, window)));
+      expect(queued.reduce((sum, n) => sum + n, 0)).toBe(20);
+      expect(await replayedEvents(webhookId)).toEqual(events.sort());
+    });
   });
 });

@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { idFloor } from '../common/ids';
 import { rowsOf } from '../database/sql';
+import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import type { DeliveryStatus } from './delivery.entity';
 import type { AttemptRow } from './delivery.repository';
+import type { ReplayWindow } from './replay-window';
 
 export interface DeliveryRow {
   id: string;
@@ -32,6 +35,32 @@ const DELIVERY_COLUMNS = `d.id, d.store_id AS "storeId", d.event_id AS "eventId"
   d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount", d.next_attempt_at AS "nextAttemptAt",
   (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
   d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
+
+/** The first key of the advisory lock a replay holds on its endpoint (the second is the endpoint's). */
+const REPLAY_LOCK = 0x48_4c_52_50; // 'HLRP'
+
+/**
+ * A pending delivery, due now, for each event of the window that the endpoint subscribes to and
+ * has no delivery of yet, and a NOTIFY that wakes the workers when this commits. Ids bound the
+ * window as the times do (`idFloor`), so the events' index serves it; the times keep it exact
+ * and let a table partitioned by time skip the other partitions. An endpoint's own
+ * `webhook.disabled` is never sent to it. Delivery ids take the event's time, as the fan-out's do.
+ */
+const REPLAY = `
+  WITH replayed AS (
+    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+    SELECT 'del_' || substr(e.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), e.store_id, e.id, w.id, e.type, now()
+    FROM webhooks w JOIN events e ON e.store_id = w.store_id AND e.type = ANY (w.events)
+    WHERE w.id = $2 AND w.store_id = $1 AND w.is_active
+      AND e.id >= $3 AND e.id < $4 AND e.created_at >= $5 AND e.created_at < $6
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
+      AND NOT (e.type = 'webhook.disabled' AND e.body::jsonb #>> '{data,webhookId}' = w.id)
+    ORDER BY e.id
+    RETURNING 1
+  ), woken AS (
+    SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM replayed LIMIT 1) AS any_delivery
+  )
+  SELECT (SELECT count(*) FROM replayed)::int AS queued, (SELECT count(*) FROM woken)::int AS woken`;
 
 /**
  * The delivery log as the API reads it, and the manual retries that start a new cycle. The
@@ -112,5 +141,24 @@ export class DeliveryLog {
       [storeId, webhookId, since?.toISOString() ?? null],
     );
     return rows.length;
+  }
+
+  /**
+   * Queues what the endpoint missed in `window` (see {@link REPLAY}); answers how many deliveries
+   * it created. Replays of one endpoint take turns, so two at once cannot both queue one event.
+   */
+  replay(storeId: string, webhookId: string, window: ReplayWindow): Promise<number> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [REPLAY_LOCK, webhookId]);
+      const rows: Array<{ queued: number }> = await manager.query(REPLAY, [
+        storeId,
+        webhookId,
+        idFloor('evt', window.from.getTime()),
+        idFloor('evt', window.until.getTime()),
+        window.from.toISOString(),
+        window.until.toISOString(),
+      ]);
+      return rows[0].queued;
+    });
   }
 }

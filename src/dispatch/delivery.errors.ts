@@ -4,6 +4,7 @@ export enum DeliveryErrorCode {
   NotFound = 'delivery_not_found',
   StillPending = 'delivery_still_pending',
   WebhookInactive = 'webhook_inactive',
+  InvalidReplayWindow = 'invalid_replay_window',
 }
 
 /** What the delivery log's operations can refuse; the HTTP edge maps the kind to a status. */
@@ -24,11 +25,16 @@ export class DeliveryError extends DomainError<DeliveryErrorCode> {
     );
   }
 
-  static webhookInactive(webhookId: string): DeliveryError {
+  static webhookInactive(webhookId: string, action: 'retrying' | 'replaying' = 'retrying'): DeliveryError {
     return new DeliveryError(
       DeliveryErrorCode.WebhookInactive,
       DomainErrorKind.Conflict,
-      `Webhook ${webhookId} is inactive; activate it (PUT isActive: true) before retrying`,
+      `Webhook ${webhookId} is inactive; re-enable it (PUT isActive: true) before ${action}`,
     );
+  }
+
+  /** `reason` says what is wrong with the window ("since must be earlier than until"). */
+  static invalidReplayWindow(reason: string): DeliveryError {
+    return new DeliveryError(DeliveryErrorCode.InvalidReplayWindow, DomainErrorKind.Invalid, reason);
   }
 }

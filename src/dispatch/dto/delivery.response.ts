@@ -126,3 +126,8 @@ export class RetryFailedResponse {
   @ApiProperty({ example: 12, description: 'Failed deliveries that started a new cycle' })
   queued: number;
 }
+
+export class ReplayResponse {
+  @ApiProperty({ example: 3, description: 'New deliveries, one per event of the window the endpoint had none of; 0 when it missed nothing' })
+  queued: number;
+}
