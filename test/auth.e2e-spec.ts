@@ -63,6 +63,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/webhooks/:webhook/rotate-secret', scope: 'webhooks:write' },
   { method: 'GET', path: '/webhooks/:webhook/deliveries', scope: 'webhooks:read' },
   { method: 'POST', path: '/webhooks/:webhook/deliveries/retry-failed', scope: 'webhooks:write', json: {} },
+  { method: 'POST', path: '/webhooks/:webhook/replay', scope: 'webhooks:write', json: { since: '2026-01-01T00:00:00.000Z' } },
   { method: 'GET', path: '/event-types', scope: 'webhooks:read' },
   { method: 'POST', path: '/events', scope: 'events:write', json: { type: 'order.created', data: ORDER } },
   { method: 'GET', path: '/events/evt_00000000000000000000000000', scope: 'webhooks:read' },

@@ -46,6 +46,7 @@ const ROUTES: Array<{ method: string; path: string; kind?: Kind }> = [
   { method: 'POST', path: '/webhooks/:id/rotate-secret', kind: 'wh' },
   { method: 'GET', path: '/webhooks/:id/deliveries', kind: 'wh' },
   { method: 'POST', path: '/webhooks/:id/deliveries/retry-failed', kind: 'wh' },
+  { method: 'POST', path: '/webhooks/:id/replay', kind: 'wh' },
   { method: 'GET', path: '/event-types' },
   { method: 'POST', path: '/events' },
   { method: 'GET', path: '/events/:id', kind: 'evt' },
@@ -219,14 +220,11 @@ function shapedBody(urls: string[]): fc.Arbitrary<Record<string, unknown>> {
       ),
     ),
   });
-  const retry = fc.record({
-    since: maybe(
-      fc.oneof(
-        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
-        fc.constantFrom('yesterday', '2026-02-30T00:00:00Z', '0'),
-      ),
-    ),
-  });
+  const instant = fc.oneof(
+    fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+    fc.constantFrom('yesterday', '2026-02-30T00:00:00Z', '0'),
+  );
+  const retry = fc.record({ since: maybe(instant), until: fc.option(field(instant), { nil: undefined, freq: 2 }) });
   return fc.tuple(fc.oneof(webhook, key, store, event, retry), extra).map(([body, more]) => ({ ...strip(body), ...(more ?? {}) }));
 }
 
@@ -625,8 +623,9 @@ describe('hostile clients', () => {
           row: { status: 'pending' },
         });
         break;
-      case 'POST /webhooks/:id/deliveries/retry-failed': {
-        // Every delivery it queued is pending again (there is no worker in this app to move it on).
+      case 'POST /webhooks/:id/deliveries/retry-failed':
+      case 'POST /webhooks/:id/replay': {
+        // Every delivery it queued is pending (there is no worker in this app to move it on).
         const { n } = await one(`SELECT count(*)::int AS n FROM deliveries WHERE webhook_id = $1 AND status = 'pending'`, [id]);
         expect({ where, queued: Number.isInteger(body.queued) && (body.queued as number) <= (n as number) }).toEqual({
           where,

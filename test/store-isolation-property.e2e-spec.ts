@@ -43,6 +43,7 @@ const ROUTES: Array<{ method: string; path: string; kind?: Kind; body?: unknown;
   { method: 'POST', path: '/webhooks/:id/rotate-secret', kind: 'wh' },
   { method: 'GET', path: '/webhooks/:id/deliveries', kind: 'wh', list: true },
   { method: 'POST', path: '/webhooks/:id/deliveries/retry-failed', kind: 'wh', body: {} },
+  { method: 'POST', path: '/webhooks/:id/replay', kind: 'wh', body: { since: '2026-01-01T00:00:00.000Z' } },
   { method: 'GET', path: '/deliveries/:id', kind: 'del' },
   { method: 'POST', path: '/deliveries/:id/retry', kind: 'del' },
   { method: 'GET', path: '/events/:id', kind: 'evt' },

@@ -119,11 +119,15 @@ describe('two stores side by side', () => {
       expect(receiver.requests.length).toBe(sent);
     });
 
-    it('answers the delivery log and retry-failed with 404', async () => {
+    it('answers the delivery log, retry-failed and replay with 404', async () => {
+      const before = await rowCounts(t.db);
       for (const hook of others()) {
         await expectError(await t.api(`/webhooks/${hook.id}/deliveries`, { key: key() }), 404);
         await expectError(await t.api(`/webhooks/${hook.id}/deliveries/retry-failed`, { method: 'POST', json: {}, key: key() }), 404);
+        const since = '2026-01-01T00:00:00.000Z';
+        await expectError(await t.api(`/webhooks/${hook.id}/replay`, { method: 'POST', json: { since }, key: key() }), 404);
       }
+      expect(await rowCounts(t.db)).toEqual(before);
     });
 
     it('answers DELETE with 404 and deletes nothing', async () => {

@@ -49,5 +49,7 @@ describe('idFloor', () => {
       expect(newId('evt', at - 1) < idFloor('evt', at)).toBe(true);
       expect(newId('evt', at) < idFloor('evt', at + 1)).toBe(true);
     }
+    expect(idFloor('evt', -5)).toBe('evt_0000000000');
+    expect(idFloor('evt', 8.64e15)).toBe('evt_7zzzzzzzzz');
   });
 });

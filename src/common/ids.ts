@@ -46,5 +46,6 @@ export function newId(prefix: IdPrefix, now = Date.now()): string {
  * time [a, b) is the id range [idFloor(a), idFloor(b)), which an index on id can serve.
  */
 export function idFloor(prefix: IdPrefix, ms: number): string {
-  return `${prefix}_${encode(ms, 10)}`;
+  // Ten digits hold 48 bits: times beyond them (year 10889) bound as the largest.
+  return `${prefix}_${encode(Math.min(Math.max(ms, 0), 2 ** 48 - 1), 10)}`;
 }

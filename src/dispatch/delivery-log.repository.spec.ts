@@ -107,7 +107,7 @@ describe('DeliveryLog', () => {
       return rows.map((row) => row.eventId);
     }
 
-    it("queues, due now, each event of the window of a subscribed type the endpoint has no delivery of, in its store only, and once", async () => {
+    it('queues, due now, each event of the window of a subscribed type the endpoint has no delivery of, in its store only, and once', async () => {
       const webhookId = await endpoint(['order.created', 'order.updated', 'webhook.disabled']);
       const missed = [
         await event('st_default', 'order.created', now - 3 * HOUR),

@@ -128,6 +128,9 @@ export class RetryFailedResponse {
 }
 
 export class ReplayResponse {
-  @ApiProperty({ example: 3, description: 'New deliveries, one per event of the window the endpoint had none of; 0 when it missed nothing' })
+  @ApiProperty({
+    example: 3,
+    description: 'New deliveries, one per event of the window the endpoint had none of; 0 when it missed nothing',
+  })
   queued: number;
 }
