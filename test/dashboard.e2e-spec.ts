@@ -7,6 +7,7 @@ import { ChildApp } from './support/child-app';
 import { createTestDatabase } from './support/database';
 import { eventually } from './support/eventually';
 import { Receiver } from './support/receiver';
+import { verifyWebhook } from '../src/receiver/verify-webhook';
 
 /**
  * The dashboard driven in a real browser, Debian's chromium, against the real app and a
@@ -546,6 +547,75 @@ describeInBrowser('dashboard in a browser', () => {
     await visible(reason.getByText('Disabled by hand'));
     await page.getByRole('link', { name: 'Endpoints', exact: true }).first().click();
     await visible(page.locator('tr', { has: page.getByRole('link', { name: 'gone-away' }) }).getByText('by hand'));
+  }, 60_000);
+
+  it('shows a disabled endpoint with its reason and date, re-enables it from its page and replays the events it missed to the receiver', async () => {
+    receiver.respondStatus(200);
+    const { id, secret } = await createEndpoint('replay-me');
+    await publishOrder();
+    await receiver.waitFor(1, (request) => request.path === '/replay-me');
+    const paused = (await (await app.api(`/webhooks/${id}`, { method: 'PUT', json: { isActive: false } })).json()) as {
+      disabledAt: string;
+    };
+    await publishOrder();
+    await publishOrder();
+
+    const page = await open('/dashboard');
+    await signIn(page, ADMIN_KEY);
+    const row = page.locator('tr', { has: page.getByRole('link', { name: 'replay-me' }) });
+    await visible(row.locator('.disabled-reason').getByText('by hand'));
+    await expect(row.locator('.disabled-reason time').getAttribute('datetime')).resolves.toBe(paused.disabledAt);
+    await row.getByRole('link', { name: 'replay-me' }).click();
+    await visible(heading(page, 'replay-me'));
+    const reason = page.locator('.endpoint-head .note-warn');
+    await visible(reason.getByText('Disabled by hand'));
+    await expect(reason.locator('time').getAttribute('datetime')).resolves.toBe(paused.disabledAt);
+    // A replay needs an active endpoint: the button waits for the activation.
+    await expect(page.getByRole('button', { name: 'Replay…', exact: true }).isDisabled()).resolves.toBe(true);
+
+    await page.getByRole('button', { name: 'Activate', exact: true }).click();
+    await visible(page.locator('.endpoint-head .badge-active'));
+    expect(await reason.count()).toBe(0);
+    await expect((await app.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({
+      isActive: true,
+      disabledReason: null,
+      disabledAt: null,
+    });
+    const offer = page.locator('.endpoint-head .note-info', { hasText: 'were not delivered to it' });
+    await expect(offer.locator('time').getAttribute('datetime')).resolves.toBe(paused.disabledAt);
+    await shot(page, 'endpoint-replay-offer-laptop');
+
+    const sent: unknown[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/replay')) sent.push(request.postDataJSON());
+    });
+    await offer.getByRole('button', { name: 'Replay them…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Replay missed events' });
+    // The window starts at the second it was disabled, in local time.
+    const since = await dialog.getByLabel('Events published since').inputValue();
+    expect(new Date(since).getTime()).toBe(Math.floor(Date.parse(paused.disabledAt) / 1000) * 1000);
+    await shot(page, 'replay-dialog-laptop');
+    await dialog.getByRole('button', { name: 'Replay events' }).click();
+    await visible(page.locator('.endpoint-head').getByText('Replay queued 2 deliveries.'));
+    expect(sent).toEqual([{ since: new Date(since).toISOString() }]);
+    expect(await offer.count()).toBe(0);
+
+    const arrived = await receiver.waitFor(3, (request) => request.path === '/replay-me');
+    for (const request of arrived) expect(verifyWebhook(secret, request.headers, request.body).type).toBe('order.created');
+    expect(new Set(arrived.map((request) => request.headers['x-webhook-id'])).size).toBe(3);
+    await eventually(
+      () => page.locator('tbody tr[data-status="succeeded"]').count(),
+      (count) => count === 3,
+      { what: 'three succeeded deliveries in the log' },
+    );
+
+    // Again, from the toolbar, over the same window: nothing is missing any more.
+    await page.getByRole('button', { name: 'Replay…', exact: true }).click();
+    await expect(dialog.getByLabel('Events published since').inputValue()).resolves.toBe('');
+    await dialog.getByLabel('Events published since').fill(since);
+    await dialog.getByRole('button', { name: 'Replay events' }).click();
+    await visible(page.locator('.endpoint-head').getByText(/^Replay queued 0 deliveries/));
+    expect(receiver.to('/replay-me')).toHaveLength(3);
   }, 60_000);
 
   it('rotates with a 24 h overlap, sending it, and shows until when the previous secret signs', async () => {

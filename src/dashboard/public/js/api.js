@@ -89,6 +89,7 @@ export const api = {
   listDeliveries: (id, query, signal) => request('GET', `/webhooks/${encodeURIComponent(id)}/deliveries`, { query, signal }),
   retryFailed: (id, since) =>
     request('POST', `/webhooks/${encodeURIComponent(id)}/deliveries/retry-failed`, { body: since ? { since } : {} }),
+  replay: (id, window) => request('POST', `/webhooks/${encodeURIComponent(id)}/replay`, { body: window }),
   getDelivery: (id, signal) => request('GET', `/deliveries/${encodeURIComponent(id)}`, { signal }),
   retryDelivery: (id) => request('POST', `/deliveries/${encodeURIComponent(id)}/retry`),
   /** The catalogue does not change while the server runs: fetched once per session. */

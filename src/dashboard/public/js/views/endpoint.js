@@ -52,7 +52,12 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   const created = h('dd');
   const updated = h('dd');
   const toggle = button('', () => toggleActive(), { id: 'toggle-active' });
+  const replayButton = button('Replay…', () => replay(), { id: 'replay' });
   const testResult = h('output', { class: 'test-result', 'aria-live': 'polite' });
+  const replayResult = h('output', { class: 'test-result', 'aria-live': 'polite' });
+  // Set when this page re-enables the endpoint: what it missed starts when it was disabled.
+  let missedSince = null;
+  const missed = h('div');
   const typeFilter = h('select', { id: 'filter-event' });
   let catalogueOrder = [];
   // Counts the answers shown; a poll's answer that an action's answer overtook is dropped.
@@ -74,11 +79,27 @@ export async function endpointView(root, { params, query, signal, navigate }) {
             'warn',
             h('strong', {}, reason.text),
             webhook.disabledAt ? [' since ', time(webhook.disabledAt)] : null,
-            '. It gets no deliveries until it is activated again.',
+            '. It gets no deliveries until it is activated again; then Replay sends it the events it missed.',
           )
         : '',
     );
     disabled.hidden = !reason;
+    if (!webhook.isActive) missedSince = null;
+    const offerReplay = Boolean(missedSince && session.caps.write);
+    missed.replaceChildren(
+      offerReplay
+        ? note(
+            'info',
+            'Events published while it was disabled (since ',
+            time(missedSince),
+            ') were not delivered to it. ',
+            button('Replay them…', () => replay(missedSince), { id: 'replay-missed', class: 'btn btn-secondary btn-small' }),
+          )
+        : '',
+    );
+    missed.hidden = !offerReplay;
+    replayButton.disabled = !webhook.isActive;
+    replayButton.title = webhook.isActive ? 'Send it the events of a time window it has no delivery of' : 'Activate it first';
     const until = webhook.secretRotation?.oldSecretExpiresAt;
     rotation.replaceChildren(
       until
@@ -170,13 +191,31 @@ export async function endpointView(root, { params, query, signal, navigate }) {
       }))
     )
       return;
+    const disabledAt = webhook.disabledAt;
     try {
-      show(await busy(toggle, () => api.updateWebhook(webhook.id, { isActive: activate })));
+      const updated = await busy(toggle, () => api.updateWebhook(webhook.id, { isActive: activate }));
+      missedSince = activate ? disabledAt : null;
+      show(updated);
       toast(activate ? 'Endpoint activated.' : 'Endpoint deactivated.');
       refreshNow();
     } catch (failure) {
       toast(explain(failure, 'change endpoints', 'webhooks:write'), 'error');
     }
+  }
+
+  /** Asks for a window and queues what the endpoint has no delivery of in it (POST /webhooks/:id/replay). */
+  async function replay(since) {
+    const queued = await replayDialog(webhook, since);
+    if (queued === undefined) return;
+    missedSince = null;
+    show(webhook);
+    const text =
+      queued === 0
+        ? 'Replay queued 0 deliveries: it has a delivery of every event of that window.'
+        : `Replay queued ${plural(queued, 'delivery', 'deliveries')}.`;
+    replayResult.replaceChildren(note(queued === 0 ? 'info' : 'ok', text));
+    toast(text);
+    void refreshNow();
   }
 
   async function rotate(btn) {
@@ -217,6 +256,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
         button('Send test', (e) => sendTest(e.currentTarget), { kind: 'primary', id: 'send-test' }),
         button('Edit', () => edit()),
         toggle,
+        replayButton,
         button('Rotate secret', (e) => rotate(e.currentTarget)),
         button('Delete', () => remove(), { kind: 'danger-quiet' }),
       )
@@ -231,6 +271,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
       url,
       events,
       disabled,
+      missed,
       rotation,
       h(
         'dl',
@@ -248,6 +289,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
       ),
       actions,
       testResult,
+      replayResult,
     ),
   );
   show(webhook);
@@ -472,6 +514,78 @@ export async function endpointView(root, { params, query, signal, navigate }) {
 
   const refreshNow = poll(signal, REFRESH_MS, refresh);
   await refresh();
+}
+
+/** `iso` as a datetime-local input shows it: local time, to the second (rounded down, so the window starts no later). */
+function localInputValue(iso) {
+  const date = new Date(iso);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+/** Asks for the window of a replay and sends it; resolves with the number queued, or undefined when cancelled. */
+function replayDialog(webhook, since) {
+  return openDialog(
+    (close) => {
+      const from = h('input', {
+        id: 'replay-since',
+        type: 'datetime-local',
+        step: '1',
+        required: true,
+        value: since ? localInputValue(since) : '',
+        'aria-describedby': 'replay-help',
+      });
+      const until = h('input', { id: 'replay-until', type: 'datetime-local', step: '1' });
+      const error = h('div', { class: 'form-error', role: 'alert' });
+      const submit = button('Replay events', null, { kind: 'primary', type: 'submit' });
+      return h(
+        'form',
+        {
+          class: 'dialog-form',
+          onsubmit: async (event) => {
+            event.preventDefault();
+            error.textContent = '';
+            try {
+              const window = { since: new Date(from.value).toISOString() };
+              if (until.value) window.until = new Date(until.value).toISOString();
+              const result = await busy(submit, () => api.replay(webhook.id, window));
+              close(result.queued);
+            } catch (failure) {
+              error.textContent =
+                failure instanceof RangeError ? 'Choose a valid date and time.' : explain(failure, 'replay events', 'webhooks:write');
+            }
+          },
+        },
+        h('h2', { class: 'dialog-title' }, 'Replay missed events'),
+        h(
+          'div',
+          { class: 'dialog-body stack' },
+          h(
+            'p',
+            {},
+            'Every event of the window that ',
+            h('strong', {}, webhook.name),
+            ' subscribes to and has no delivery of yet (such as those published while it was disabled) is delivered to it, signed as usual.',
+          ),
+          h('div', { class: 'field' }, h('label', { for: 'replay-since' }, 'Events published since'), from),
+          h('div', { class: 'field' }, h('label', { for: 'replay-until' }, 'Until (optional)'), until),
+          h(
+            'p',
+            { class: 'hint', id: 'replay-help' },
+            'Your local time; leave Until empty for now. Events older than the retention period (RETENTION_DAYS) are no longer kept and cannot be replayed.',
+          ),
+          error,
+        ),
+        h(
+          'div',
+          { class: 'dialog-actions' },
+          button('Cancel', () => close()),
+          submit,
+        ),
+      );
+    },
+    { label: 'Replay missed events' },
+  );
 }
 
 /** How long the current secret may keep signing after a rotation, in seconds (the API allows up to 7 days). */

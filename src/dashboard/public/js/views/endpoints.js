@@ -148,7 +148,12 @@ export async function endpointsView(root, { signal, navigate }) {
             { 'data-label': 'State' },
             activeBadge(webhook.isActive),
             !webhook.isActive && DISABLED_REASONS[webhook.disabledReason]
-              ? h('div', { class: 'muted small' }, DISABLED_REASONS[webhook.disabledReason].short)
+              ? h(
+                  'div',
+                  { class: 'muted small disabled-reason' },
+                  DISABLED_REASONS[webhook.disabledReason].short,
+                  webhook.disabledAt ? [', since ', time(webhook.disabledAt)] : null,
+                )
               : null,
           ),
           rate,
