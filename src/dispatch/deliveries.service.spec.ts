@@ -1,0 +1,57 @@
+import { loadConfig } from '../config/app-config';
+import type { PgNotifier } from '../database/pg-notifier';
+import { WebhookError } from '../webhooks/webhook.errors';
+import type { WebhooksService } from '../webhooks/webhooks.service';
+import { DeliveriesService } from './deliveries.service';
+import { DeliveryError, DeliveryErrorCode } from './delivery.errors';
+import type { DeliveryLog } from './delivery-log.repository';
+
+describe('DeliveriesService.replay', () => {
+  const config = loadConfig({ RETENTION_DAYS: '30' });
+
+  function service(endpoint: { isActive: boolean } | null) {
+    const replay = jest.fn().mockResolvedValue(4);
+    const require = jest.fn(async (_storeId: string, id: string) => {
+      if (!endpoint) throw WebhookError.notFound(id);
+      return endpoint;
+    });
+    const deliveries = new DeliveriesService(
+      config,
+      { replay } as unknown as DeliveryLog,
+      { require } as unknown as WebhooksService,
+      {} as PgNotifier,
+    );
+    return { deliveries, replay, require };
+  }
+
+  it("queues the window's missed events of an active endpoint in the caller's store, and says how many", async () => {
+    const { deliveries, replay, require } = service({ isActive: true });
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    await expect(deliveries.replay('st_a', 'wh_1', { since })).resolves.toEqual({ queued: 4 });
+    expect(require).toHaveBeenCalledWith('st_a', 'wh_1');
+    const [, , window] = replay.mock.calls[0] as [string, string, { from: Date; until: Date }];
+    expect(replay).toHaveBeenCalledWith('st_a', 'wh_1', window);
+    expect(window.from.toISOString()).toBe(since);
+    expect(Math.abs(window.until.getTime() - Date.now())).toBeLessThan(1_000);
+  });
+
+  it('refuses an inactive endpoint with a conflict that says to re-enable it, queuing nothing', async () => {
+    const { deliveries, replay } = service({ isActive: false });
+    const refusal = deliveries.replay('st_a', 'wh_1', { since: new Date(Date.now() - 1_000).toISOString() });
+    await expect(refusal).rejects.toMatchObject({
+      code: DeliveryErrorCode.WebhookInactive,
+      message: expect.stringMatching(/re-enable it/),
+    });
+    expect(replay).not.toHaveBeenCalled();
+  });
+
+  it('refuses a bad window before looking the endpoint up, and an unknown one after', async () => {
+    const { deliveries, replay, require } = service(null);
+    await expect(
+      deliveries.replay('st_a', 'wh_1', { since: '2026-01-02T00:00:00Z', until: '2026-01-01T00:00:00Z' }),
+    ).rejects.toBeInstanceOf(DeliveryError);
+    expect(require).not.toHaveBeenCalled();
+    await expect(deliveries.replay('st_a', 'wh_1', { since: '2026-01-01T00:00:00Z' })).rejects.toBeInstanceOf(WebhookError);
+    expect(replay).not.toHaveBeenCalled();
+  });
+});
