@@ -32,6 +32,11 @@ describe('replayWindow', () => {
     expect(replayWindow('1900-01-01T00:00:00Z', undefined, NOW, 0).from).toEqual(new Date(0));
   });
 
+  it('leaves a window that ended before retention empty rather than refusing it', () => {
+    const window = replayWindow('2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z', NOW, 30);
+    expect(window.from.getTime()).toBeGreaterThan(window.until.getTime());
+  });
+
   it('refuses a window that starts now or later', () => {
     expect(refusal('2026-11-25T12:00:00.000Z')).toMatch(/since is in the future/);
     expect(refusal('2026-11-26T00:00:00Z', '2026-11-27T00:00:00Z')).toMatch(/since is in the future/);
