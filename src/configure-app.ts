@@ -1,5 +1,5 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { json, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { httpMetrics } from './observability/http-metrics';
@@ -17,6 +17,13 @@ type BodyParserError = Error & { type?: string; status?: number };
 
 /** 1 MiB: 413 above it. */
 export const BODY_LIMIT = '1mb';
+
+/**
+ * POST /events/batch carries up to 1,000 events, so its body may be 10 MiB (about 10 KiB an event);
+ * every other route keeps {@link BODY_LIMIT}.
+ */
+export const BATCH_BODY_LIMIT = '10mb';
+export const BATCH_PATH = `/${API_PREFIX}/events/batch`;
 
 /**
  * Everything that is applied to the application object rather than declared in a module; shared
@@ -42,6 +49,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   app.use(app.get<RequestHandler>(HTTP_LOGGER));
   app.use(httpMetrics(app.get(Metrics)));
   app.use(requireJsonContentType);
+  // The batch route's parser first: the general one then finds its body read and passes it on.
+  app.use(BATCH_PATH, json({ limit: BATCH_BODY_LIMIT, type: JSON_MEDIA_TYPES }));
   app.useBodyParser('json', { limit: BODY_LIMIT, type: JSON_MEDIA_TYPES });
   // Nest turns body-parser's SyntaxError into a 400 carrying the parser's own text ("Unexpected
   // token 'n', "null" is not valid JSON"); passed on as a plain error, it reaches AllExceptionsFilter

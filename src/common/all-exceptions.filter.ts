@@ -16,6 +16,8 @@ const DOMAIN_STATUS: Record<DomainErrorKind, number> = {
 
 interface BodyParserError extends Error {
   type?: string;
+  /** The limit in bytes, on a body over it. */
+  limit?: number;
   status?: number;
   expose?: boolean;
 }
@@ -66,6 +68,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const parserError = exception as BodyParserError;
     const known = parserError?.type ? BODY_PARSER_ERRORS[parserError.type] : undefined;
+    if (known && parserError.type === 'entity.too.large' && typeof parserError.limit === 'number') {
+      // Routes have different limits (POST /events/batch takes 10 MiB): say the one that was exceeded.
+      return { status: known.status, message: `Request body is larger than the ${formatLimit(parserError.limit)} limit` };
+    }
     if (known) return known;
     // Any other client error of the body parser (http-errors with `expose`), such as a body that
     // does not decompress as its Content-Encoding says (zlib/brotli errors wrapped as 400).
@@ -89,4 +95,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       message: `Internal server error (request id ${String(request.id ?? 'unknown')})`,
     };
   }
+}
+
+/** A body limit in bytes as the API states it: `1 MiB`, `10 MiB`, or bytes when not whole MiB. */
+function formatLimit(bytes: number): string {
+  return bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : `${bytes} bytes`;
 }

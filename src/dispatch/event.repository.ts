@@ -51,8 +51,11 @@ const PUBLISH = `
     (SELECT count(*) FROM woken)::int AS woken`;
 
 /**
- * {@link PUBLISH} for many events at once (no Idempotency-Keys): the events, their deliveries and
- * one NOTIFY in one statement and one commit. Answers each event's fan-out count.
+ * {@link PUBLISH} for many events at once: the events, their deliveries and one NOTIFY in one
+ * statement and one commit, whatever the number of events (json_to_recordset, no statement per
+ * event). Answers each event's fan-out count. With Idempotency-Keys (`withKeys`), an event whose
+ * key another event of its store holds is left out, with no deliveries, and its id is answered in
+ * `skipped`.
  *
  * With a {@link HandOff} (`$3` > 0) the first `$3` deliveries, within the per-endpoint slots, are
  * written already leased to the publishing process's worker, as a claim would lease them, and
@@ -62,13 +65,15 @@ const PUBLISH = `
  * wake itself (a freed slot of such an endpoint does). A leased delivery whose worker dies comes
  * back when its lease ends, like any claim.
  */
-const PUBLISH_MANY = `
+function publishManyStatement(withKeys: boolean): string {
+  return `
   WITH input AS (
     SELECT * FROM json_to_recordset($1::json)
-      AS i(id text, store_id text, type text, body text, created_at timestamptz, time_part text)
+      AS i(id text, store_id text, type text, body text, created_at timestamptz, time_part text${withKeys ? ', idempotency_key text' : ''})
   ), ev AS (
-    INSERT INTO events (id, store_id, type, body, created_at)
-    SELECT id, store_id, type, body, created_at FROM input
+    INSERT INTO events (id, store_id, type, body, created_at${withKeys ? ', idempotency_key' : ''})
+    SELECT id, store_id, type, body, created_at${withKeys ? ', idempotency_key' : ''} FROM input
+    ${withKeys ? 'ON CONFLICT (store_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING' : ''}
     RETURNING id, store_id, type
   ), targets AS (
     SELECT ev.id AS event_id, ev.store_id, ev.type, i.time_part, w.id AS webhook_id, w.url, w.secret_encrypted,
@@ -95,10 +100,15 @@ const PUBLISH_MANY = `
   )
   SELECT coalesce((SELECT json_object_agg(event_id, n) FROM (SELECT event_id, count(*)::int AS n FROM fanned_out GROUP BY event_id) c), '{}') AS counts,
     (SELECT count(*) FROM ev)::int AS inserted,
+    ${withKeys ? "(SELECT coalesce(json_agg(i.id), '[]') FROM input i WHERE NOT EXISTS (SELECT 1 FROM ev WHERE ev.id = i.id))" : "'[]'::json"} AS skipped,
     (SELECT count(*) FROM woken)::int AS woken,
     (SELECT coalesce(json_agg(json_build_array(f.id, f.event_id, f.webhook_id, p.url, p.secret_encrypted, p.previous_secret_encrypted, p.headers, p.retry_schedule)), '[]')
      FROM fanned_out f JOIN placed p ON p.event_id = f.event_id AND p.webhook_id = f.webhook_id
      WHERE f.leased) AS leased`;
+}
+
+const PUBLISH_MANY = publishManyStatement(false);
+const PUBLISH_MANY_WITH_KEYS = publishManyStatement(true);
 
 /** A delivery written already leased by {@link EventRepository.publishMany}. */
 export interface LeasedDelivery {
@@ -118,6 +128,8 @@ type LeasedRow = [string, string, string, string, string, string | null, Record<
 export interface PublishedBatch {
   /** Fan-out count by event id. */
   counts: Map<string, number>;
+  /** Events not written because another event of their store holds their Idempotency-Key. */
+  skipped: string[];
   /** The deliveries leased to the hand-off's worker (none without one). */
   leased: LeasedDelivery[];
 }
@@ -152,10 +164,15 @@ export class EventRepository {
   }
 
   /**
-   * Publishes several events without Idempotency-Keys in one statement; with a hand-off, some of
-   * their deliveries are leased to its worker (see {@link PUBLISH_MANY}).
+   * Publishes several events in one statement (see {@link PUBLISH_MANY}); in the caller's
+   * transaction when `manager` is given. Events with an Idempotency-Key that another event of their
+   * store holds are not written (`skipped`); the caller first frees keys past their window
+   * ({@link releaseExpiredKeys}). With a hand-off, some of the deliveries are leased to its worker;
+   * never in a caller's transaction, which the worker could not wait for.
    */
-  async publishMany(events: NewEvent[], firstDelayMs: number, handOff?: HandOff): Promise<PublishedBatch> {
+  async publishMany(events: NewEvent[], firstDelayMs: number, handOff?: HandOff, manager?: EntityManager): Promise<PublishedBatch> {
+    if (handOff && manager) throw new Error('a hand-off cannot join a caller’s transaction');
+    const withKeys = events.some((event) => event.idempotencyKey !== undefined);
     const rows = events.map((event) => ({
       id: event.id,
       store_id: event.storeId,
@@ -163,26 +180,28 @@ export class EventRepository {
       body: event.body,
       created_at: event.createdAt.toISOString(),
       time_part: timePart(event.id),
+      idempotency_key: withKeys ? (event.idempotencyKey ?? null) : undefined,
     }));
-    const result = await this.pool.query<{ counts: Record<string, number>; inserted: number; leased: LeasedRow[] }>({
-      name: 'hookline-publish-many',
-      text: PUBLISH_MANY,
-      values: [
-        JSON.stringify(rows),
-        firstDelayMs,
-        handOff?.limit ?? 0,
-        handOff?.excluded ?? [],
-        handOff?.partial.map((p) => p.webhookId) ?? [],
-        handOff?.partial.map((p) => p.available) ?? [],
-        handOff?.perEndpoint ?? 0,
-        handOff?.leaseMs ?? 0,
-        handOff?.leaseToken ?? null,
-      ],
-    });
-    const { counts, inserted, leased } = result.rows[0];
-    if (inserted !== events.length) throw new Error(`published ${inserted} of ${events.length} events`);
+    const text = withKeys ? PUBLISH_MANY_WITH_KEYS : PUBLISH_MANY;
+    const values = [
+      JSON.stringify(rows),
+      firstDelayMs,
+      handOff?.limit ?? 0,
+      handOff?.excluded ?? [],
+      handOff?.partial.map((p) => p.webhookId) ?? [],
+      handOff?.partial.map((p) => p.available) ?? [],
+      handOff?.perEndpoint ?? 0,
+      handOff?.leaseMs ?? 0,
+      handOff?.leaseToken ?? null,
+    ];
+    type Row = { counts: Record<string, number>; inserted: number; skipped: string[]; leased: LeasedRow[] };
+    const [{ counts, inserted, skipped, leased }]: Row[] = manager
+      ? await manager.query(text, values)
+      : (await this.pool.query<Row>({ name: withKeys ? 'hookline-publish-many-keys' : 'hookline-publish-many', text, values })).rows;
+    if (inserted + skipped.length !== events.length) throw new Error(`published ${inserted} of ${events.length} events`);
     return {
       counts: new Map(events.map((event) => [event.id, counts[event.id] ?? 0])),
+      skipped,
       leased: leased.map(([id, eventId, webhookId, url, secretSealed, previousSecretSealed, headers, retrySchedule]) => ({
         id,
         eventId,
@@ -214,6 +233,30 @@ export class EventRepository {
        WHERE store_id = $1 AND idempotency_key = $2 AND created_at < now() - make_interval(hours => $3)`,
       [storeId, key, IDEMPOTENCY_WINDOW_HOURS],
     );
+  }
+
+  /** {@link expireIdempotencyKey} for the keys of a batch, in one statement. */
+  async releaseExpiredKeys(storeId: string, keys: string[], manager?: EntityManager): Promise<void> {
+    await (manager ?? this.dataSource).query(
+      `UPDATE events SET idempotency_key = NULL
+       WHERE store_id = $1 AND idempotency_key = ANY ($2::text[]) AND created_at < now() - make_interval(hours => $3)`,
+      [storeId, keys, IDEMPOTENCY_WINDOW_HOURS],
+    );
+  }
+
+  /** The events holding these idempotency keys, with their fan-out counts, by key. */
+  async findByIdempotencyKeys(
+    storeId: string,
+    keys: string[],
+    manager?: EntityManager,
+  ): Promise<Map<string, StoredEvent & { deliveries: number }>> {
+    const rows: Array<StoredEvent & { deliveries: number; key: string }> = await (manager ?? this.dataSource).query(
+      `SELECT e.idempotency_key AS key, e.id, e.type, e.body, e.created_at AS "createdAt",
+         (SELECT count(*)::int FROM deliveries d WHERE d.event_id = e.id) AS deliveries
+       FROM events e WHERE e.store_id = $1 AND e.idempotency_key = ANY ($2::text[])`,
+      [storeId, keys],
+    );
+    return new Map(rows.map(({ key, ...event }) => [key, event]));
   }
 
   /** The event holding an idempotency key, with its fan-out count. */

@@ -47,6 +47,15 @@ export class PublishBatcher {
     });
   }
 
+  /**
+   * Writes a batch of events that must commit together (POST /events/batch) in its own statement,
+   * at once, not split among group commits; with the same hand-off to this process's worker.
+   * Resolves with each event's fan-out count.
+   */
+  publishAtOnce(events: NewEvent[]): Promise<Map<string, number>> {
+    return this.publishHandingOff(events);
+  }
+
   private async drain(): Promise<void> {
     this.writing = true;
     try {

@@ -1,13 +1,15 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable, Logger } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { isForeignKeyViolation } from '../common/database-errors';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
 import { EventData, EventType, isEventType, validateEventData } from '../catalogue/event-catalogue';
+import { batchProblems } from './batch-events';
 import { buildEnvelope, type Envelope } from './envelope';
 import { EventError } from './event.errors';
-import { EventRepository } from '../dispatch/event.repository';
+import { EventRepository, type NewEvent } from '../dispatch/event.repository';
 import { PublishBatcher } from '../dispatch/publish-batcher';
 
 export interface PublishOptions {
@@ -22,6 +24,21 @@ export interface PublishOptions {
    */
   idempotencyKey?: string;
 }
+
+export interface PublishManyOptions {
+  /** The caller's transaction: the whole batch is published if and only if the caller commits. */
+  manager?: EntityManager;
+}
+
+/** One event of a batch, typed per event type: `data` must be the shape of `type`. */
+export type BatchEvent<T extends EventType = EventType> = {
+  [K in T]: {
+    type: K;
+    data: EventData<K>;
+    /** Works for this event as {@link PublishOptions.idempotencyKey} does for one. */
+    idempotencyKey?: string;
+  };
+}[T];
 
 export interface PublishedEvent {
   id: string;
@@ -48,6 +65,7 @@ export class EventPublisher {
   private readonly logsEvents: boolean;
 
   constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly config: AppConfig,
     private readonly events: EventRepository,
     private readonly batcher: PublishBatcher,
@@ -90,6 +108,107 @@ export class EventPublisher {
     this.metrics.eventsPublished.inc();
     if (this.logsEvents) this.logger.debug(`event ${envelope.id} (${type}) of ${storeId} published to ${published.deliveries} endpoint(s)`);
     return { id: envelope.id, type, timestamp: envelope.timestamp, deliveries: published.deliveries, duplicate: false };
+  }
+
+  /**
+   * Publishes up to 1,000 events of one store together: all of them or, if any is invalid (an
+   * `EventError` `InvalidBatch` naming each bad one by its index) or reuses an Idempotency-Key for
+   * other data (`IdempotencyKeyReused`), none. The events and their deliveries are written in a
+   * few set-based statements, not one per event (EventRepository.publishMany). Answers one entry
+   * per event, in the same order; an event whose `idempotencyKey` matched an earlier event answers
+   * that event, marked `duplicate`, and delivers nothing again.
+   */
+  async publishMany(storeId: string, events: readonly BatchEvent[], options: PublishManyOptions = {}): Promise<PublishedEvent[]> {
+    const problems = batchProblems(events);
+    if (problems.length > 0) throw EventError.invalidBatch(problems);
+
+    // One time for the batch: its events are published together, in one transaction.
+    const at = new Date();
+    const built = events.map((event) => buildEnvelope(event.type, event.data, at));
+    const rows: NewEvent[] = built.map(({ envelope, body }, index) => ({
+      id: envelope.id,
+      storeId,
+      type: envelope.type,
+      body,
+      createdAt: at,
+      idempotencyKey: events[index].idempotencyKey,
+    }));
+    const keys = rows.flatMap((row) => (row.idempotencyKey === undefined ? [] : [row.idempotencyKey]));
+    const firstDelayMs = this.config.retryScheduleMs[0];
+    let counts: Map<string, number>;
+    let replays = new Map<string, PublishedEvent>();
+    try {
+      if (keys.length === 0) {
+        // One statement: atomic on its own, in the caller's transaction or not.
+        counts = options.manager
+          ? (await this.events.publishMany(rows, firstDelayMs, undefined, options.manager)).counts
+          : await this.batcher.publishAtOnce(rows);
+      } else {
+        // Several statements, and a key reused for other data must undo the whole batch: a
+        // transaction of its own, or a savepoint in the caller's.
+        ({ counts, replays } = await (options.manager ?? this.dataSource.manager).transaction(async (manager) => {
+          await this.events.releaseExpiredKeys(storeId, keys, manager);
+          const published = await this.events.publishMany(rows, firstDelayMs, undefined, manager);
+          return { counts: published.counts, replays: await this.replaysOf(storeId, rows, built, published.skipped, manager) };
+        }));
+      }
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw EventError.storeNotFound(storeId);
+      throw error;
+    }
+    const answers = rows.map(
+      (row, index): PublishedEvent =>
+        replays.get(row.id) ?? {
+          id: row.id,
+          type: events[index].type,
+          timestamp: built[index].envelope.timestamp,
+          deliveries: counts.get(row.id) ?? 0,
+          duplicate: false,
+        },
+    );
+    const published = rows.length - replays.size;
+    this.metrics.eventsPublished.inc(published);
+    if (this.logsEvents) this.logger.debug(`batch of ${rows.length} events of ${storeId}: ${published} published, ${replays.size} replayed`);
+    return answers;
+  }
+
+  /**
+   * The answers of the events a batch did not write because their key was taken, by event id: the
+   * first event of each key. Throws when any of them asked for another type or data.
+   */
+  private async replaysOf(
+    storeId: string,
+    rows: NewEvent[],
+    built: Array<{ envelope: Envelope }>,
+    skipped: string[],
+    manager: EntityManager,
+  ): Promise<Map<string, PublishedEvent>> {
+    const replays = new Map<string, PublishedEvent>();
+    if (skipped.length === 0) return replays;
+    const skippedIds = new Set(skipped);
+    const indexes = rows.flatMap((row, index) => (skippedIds.has(row.id) ? [index] : []));
+    const firsts = await this.events.findByIdempotencyKeys(
+      storeId,
+      indexes.map((index) => rows[index].idempotencyKey!),
+      manager,
+    );
+    const reused: Array<{ index: number; key: string; firstEventId: string }> = [];
+    for (const index of indexes) {
+      const key = rows[index].idempotencyKey!;
+      const first = firsts.get(key);
+      // Skipped for its key, so an event holds it; gone only if deleted since, which nothing does.
+      if (!first) throw new Error(`no event holds Idempotency-Key ${JSON.stringify(key)} of events[${index}]`);
+      if (!isSameRequest(first.body, built[index].envelope)) reused.push({ index, key, firstEventId: first.id });
+      replays.set(rows[index].id, {
+        id: first.id,
+        type: first.type as EventType,
+        timestamp: first.createdAt.toISOString(),
+        deliveries: first.deliveries,
+        duplicate: true,
+      });
+    }
+    if (reused.length > 0) throw EventError.batchIdempotencyKeysReused(reused);
+    return replays;
   }
 }
 

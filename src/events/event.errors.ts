@@ -4,6 +4,8 @@ import { DomainError, DomainErrorKind } from '../common/domain-error';
 export enum EventErrorCode {
   UnknownType = 'unknown_event_type',
   InvalidData = 'invalid_event_data',
+  /** One or more events of a batch are invalid; `problems` names each by its index. */
+  InvalidBatch = 'invalid_event_batch',
   StoreNotFound = 'store_not_found',
   NotFound = 'event_not_found',
   IdempotencyKeyReused = 'idempotency_key_reused',
@@ -27,6 +29,11 @@ export class EventError extends DomainError<EventErrorCode> {
     return new EventError(EventErrorCode.InvalidData, DomainErrorKind.Invalid, problems.join('; '), problems);
   }
 
+  /** `problems` names each bad event of a batch by its index (`events[3].data.total is required`). */
+  static invalidBatch(problems: string[]): EventError {
+    return new EventError(EventErrorCode.InvalidBatch, DomainErrorKind.Invalid, problems.join('; '), problems);
+  }
+
   static storeNotFound(storeId: string): EventError {
     return new EventError(EventErrorCode.StoreNotFound, DomainErrorKind.NotFound, `Store ${storeId} not found`);
   }
@@ -37,6 +44,19 @@ export class EventError extends DomainError<EventErrorCode> {
       EventErrorCode.IdempotencyKeyReused,
       DomainErrorKind.Unprocessable,
       `Idempotency-Key ${JSON.stringify(key)} was already used for event ${firstEventId} with a different type or data; use a new key for a new event`,
+    );
+  }
+
+  /** Keys of a batch held by earlier events of another type or data: nothing of the batch was published. */
+  static batchIdempotencyKeysReused(reused: Array<{ index: number; key: string; firstEventId: string }>): EventError {
+    const each = reused.map(
+      ({ index, key, firstEventId }) =>
+        `events[${index}].idempotencyKey ${JSON.stringify(key)} was already used for event ${firstEventId} with a different type or data`,
+    );
+    return new EventError(
+      EventErrorCode.IdempotencyKeyReused,
+      DomainErrorKind.Unprocessable,
+      `${each.join('; ')}; use a new key for a new event (nothing of the batch was published)`,
     );
   }
 

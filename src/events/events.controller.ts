@@ -4,11 +4,11 @@ import type { Response } from 'express';
 import { StoreId } from '../auth/auth-context';
 import { RequireScopes } from '../auth/require-scopes.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
-import { EventResponse, EventTypeListResponse, PublishedEventResponse } from './dto/event.response';
+import { IDEMPOTENCY_KEY } from './batch-events';
+import { EventResponse, EventTypeListResponse, PublishedBatchResponse, PublishedEventResponse } from './dto/event.response';
+import { PublishBatchDto } from './dto/publish-batch.dto';
 import { PublishEventDto } from './dto/publish-event.dto';
 import { EventsService } from './events.service';
-
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 @ApiTags('events')
 @Controller()
@@ -46,6 +46,38 @@ export class EventsController {
     res.status(duplicate ? 200 : 202);
     if (duplicate) res.setHeader('Idempotent-Replayed', 'true');
     return published;
+  }
+
+  @Post('events/batch')
+  @RequireScopes('events:write')
+  @ApiOperation({
+    summary: 'Publish up to 1,000 events together, in one transaction',
+    description:
+      'All events or none: if any event is invalid, nothing is published and the 400 names each bad event by its index ' +
+      '(`events[3].data.total is required`). An event\'s `idempotencyKey` works as the `Idempotency-Key` header does for ' +
+      'POST /events: a repeat answers the first event and delivers nothing again; a key already used for another type or ' +
+      'data is refused with 422, and nothing of the batch is published. Two events of one batch may not share a key (400). ' +
+      'When every event of the batch is a repeat, the answer is 200 with `Idempotent-Replayed: true`. The body may be up to 10 MiB.',
+  })
+  @ApiAcceptedResponse({ type: PublishedBatchResponse, description: 'Accepted for delivery: one entry per event, in the same order' })
+  @ApiOkResponse({
+    type: PublishedBatchResponse,
+    description: 'Every event was a repeat of an earlier idempotencyKey: the first events',
+    headers: {
+      'Idempotent-Replayed': { description: 'Always `true`: this answer is a replay', schema: { type: 'string', enum: ['true'] } },
+    },
+  })
+  @ApiErrors(400, 413, 422, 503)
+  async publishMany(
+    @StoreId() storeId: string,
+    @Body() dto: PublishBatchDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<PublishedBatchResponse> {
+    const published = await this.events.publishMany(storeId, dto.events);
+    const replayed = published.every((event) => event.duplicate);
+    res.status(replayed ? 200 : 202);
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    return { data: published.map(({ duplicate: _duplicate, ...event }) => event) };
   }
 
   @Get('events/:id')

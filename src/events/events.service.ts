@@ -5,7 +5,7 @@ import { describeCatalogue, type EventData, type EventType } from '../catalogue/
 import type { EventResponse, EventTypeListResponse } from './dto/event.response';
 import type { Envelope } from './envelope';
 import { EventError } from './event.errors';
-import { EventPublisher, type PublishedEvent } from './event-publisher';
+import { type BatchEvent, EventPublisher, type PublishedEvent } from './event-publisher';
 import { EventRepository } from '../dispatch/event.repository';
 
 @Injectable()
@@ -19,6 +19,11 @@ export class EventsService {
   /** POST /events: the data is checked against its type at run time by the publisher. */
   publish(storeId: string, type: EventType, data: unknown, idempotencyKey?: string): Promise<PublishedEvent> {
     return this.publisher.publish(storeId, type, data as EventData<EventType>, { idempotencyKey });
+  }
+
+  /** POST /events/batch: each event is checked by the publisher, which names a bad one by its index. */
+  publishMany(storeId: string, events: unknown[]): Promise<PublishedEvent[]> {
+    return this.publisher.publishMany(storeId, events as BatchEvent[]);
   }
 
   async get(storeId: string, id: string): Promise<EventResponse> {

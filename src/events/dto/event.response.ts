@@ -16,6 +16,11 @@ export class PublishedEventResponse {
   deliveries: number;
 }
 
+export class PublishedBatchResponse {
+  @ApiProperty({ type: PublishedEventResponse, isArray: true, description: 'One entry per event of the batch, in the same order' })
+  data: PublishedEventResponse[];
+}
+
 /** The envelope as delivered, and the deliveries it fanned out to. */
 export class EventResponse extends EnvelopeResponse {
   @ApiProperty({ type: DeliveryResponse, isArray: true })
