@@ -55,7 +55,8 @@ const PUBLISH = `
  * statement and one commit, whatever the number of events (json_to_recordset, no statement per
  * event). Answers each event's fan-out count. With Idempotency-Keys (`withKeys`), an event whose
  * key another event of its store holds is left out, with no deliveries, and its id is answered in
- * `skipped`.
+ * `skipped`; keys are taken in their sort order, so that two batches sharing keys wait for each
+ * other instead of deadlocking.
  *
  * With a {@link HandOff} (`$3` > 0) the first `$3` deliveries, within the per-endpoint slots, are
  * written already leased to the publishing process's worker, as a claim would lease them, and
@@ -73,7 +74,7 @@ function publishManyStatement(withKeys: boolean): string {
   ), ev AS (
     INSERT INTO events (id, store_id, type, body, created_at${withKeys ? ', idempotency_key' : ''})
     SELECT id, store_id, type, body, created_at${withKeys ? ', idempotency_key' : ''} FROM input
-    ${withKeys ? 'ON CONFLICT (store_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING' : ''}
+    ${withKeys ? 'ORDER BY idempotency_key ON CONFLICT (store_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING' : ''}
     RETURNING id, store_id, type
   ), targets AS (
     SELECT ev.id AS event_id, ev.store_id, ev.type, i.time_part, w.id AS webhook_id, w.url, w.secret_encrypted,

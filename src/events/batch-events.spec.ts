@@ -35,7 +35,9 @@ describe('batchProblems', () => {
   });
 
   it('refuses events that are not objects, miss type or data, or carry unknown fields', () => {
-    expect(batchProblems([null, 'x', [], { data: order }, { type: 'order.created' }, { type: 'order.created', data: order, extra: 1 }])).toEqual([
+    expect(
+      batchProblems([null, 'x', [], { data: order }, { type: 'order.created' }, { type: 'order.created', data: order, extra: 1 }]),
+    ).toEqual([
       'events[0] must be an object',
       'events[1] must be an object',
       'events[2] must be an object',
@@ -47,7 +49,9 @@ describe('batchProblems', () => {
       'events[0].type is an unknown event type: "nope"; see GET /event-types',
       'events[0].data must be an object',
     ]);
-    expect(batchProblems([{ type: 'webhook.test', data: { webhookId: 'wh_1', name: 'x', message: 'y' } }])[0]).toMatch(/^events\[0\]\.type is an unknown/);
+    expect(batchProblems([{ type: 'webhook.test', data: { webhookId: 'wh_1', name: 'x', message: 'y' } }])[0]).toMatch(
+      /^events\[0\]\.type is an unknown/,
+    );
   });
 
   it('refuses a bad idempotencyKey and the same key on two events of one batch', () => {

@@ -40,7 +40,9 @@ export function batchProblems(events: unknown): string[] {
       if (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey)) {
         problems.push(`${at}.idempotencyKey must be 1 to 255 visible ASCII characters`);
       } else if (firstWithKey.has(idempotencyKey)) {
-        problems.push(`${at}.idempotencyKey ${JSON.stringify(idempotencyKey)} is also the key of events[${firstWithKey.get(idempotencyKey)}]; each event of a batch needs its own key`);
+        problems.push(
+          `${at}.idempotencyKey ${JSON.stringify(idempotencyKey)} is also the key of events[${firstWithKey.get(idempotencyKey)}]; each event of a batch needs its own key`,
+        );
       } else {
         firstWithKey.set(idempotencyKey, index);
       }

@@ -168,7 +168,8 @@ export class EventPublisher {
     );
     const published = rows.length - replays.size;
     this.metrics.eventsPublished.inc(published);
-    if (this.logsEvents) this.logger.debug(`batch of ${rows.length} events of ${storeId}: ${published} published, ${replays.size} replayed`);
+    if (this.logsEvents)
+      this.logger.debug(`batch of ${rows.length} events of ${storeId}: ${published} published, ${replays.size} replayed`);
     return answers;
   }
 

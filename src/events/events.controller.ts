@@ -54,7 +54,7 @@ export class EventsController {
     summary: 'Publish up to 1,000 events together, in one transaction',
     description:
       'All events or none: if any event is invalid, nothing is published and the 400 names each bad event by its index ' +
-      '(`events[3].data.total is required`). An event\'s `idempotencyKey` works as the `Idempotency-Key` header does for ' +
+      "(`events[3].data.total is required`). An event's `idempotencyKey` works as the `Idempotency-Key` header does for " +
       'POST /events: a repeat answers the first event and delivers nothing again; a key already used for another type or ' +
       'data is refused with 422, and nothing of the batch is published. Two events of one batch may not share a key (400). ' +
       'When every event of the batch is a repeat, the answer is 200 with `Idempotent-Replayed: true`. The body may be up to 10 MiB.',

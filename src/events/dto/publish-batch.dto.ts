@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray } from 'class-validator';
-import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
+import { EVENT_CATALOGUE, EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import { MAX_BATCH_EVENTS } from '../batch-events';
 
 /** One event of a batch: its rules are checked by the publisher, which names a bad event by its index. */
@@ -33,6 +33,10 @@ export class PublishBatchDto {
     minItems: 1,
     maxItems: MAX_BATCH_EVENTS,
     description: `1 to ${MAX_BATCH_EVENTS.toLocaleString('en')} events, published together or not at all`,
+    example: [
+      { type: 'order.created', data: EVENT_CATALOGUE['order.created'].example, idempotencyKey: 'order-1042-created' },
+      { type: 'payment.received', data: EVENT_CATALOGUE['payment.received'].example, idempotencyKey: 'order-1042-paid' },
+    ],
   })
   // Only the list itself here: its events are checked one by one by EventPublisher.publishMany, so
   // that every bad event is named by its index in one answer.
