@@ -36,6 +36,18 @@ describe('AllExceptionsFilter', () => {
     });
   });
 
+  it('answers a body over its route’s limit with 413 naming that limit', () => {
+    const tooLarge = (limit: number) =>
+      Object.assign(new Error('request entity too large'), { type: 'entity.too.large', status: 413, limit });
+    expect(filterAnswer(tooLarge(2 ** 20)).body).toEqual({
+      statusCode: 413,
+      error: 'Payload Too Large',
+      message: 'Request body is larger than the 1 MiB limit',
+    });
+    expect(filterAnswer(tooLarge(10 * 2 ** 20)).body).toMatchObject({ message: 'Request body is larger than the 10 MiB limit' });
+    expect(filterAnswer(tooLarge(1000)).body).toMatchObject({ message: 'Request body is larger than the 1000 bytes limit' });
+  });
+
   it('hides anything else behind a 500 that names the request id, never the error', () => {
     const { status, body } = filterAnswer(new Error('secret internals'));
     expect(status).toBe(500);

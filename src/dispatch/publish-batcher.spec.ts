@@ -77,4 +77,24 @@ describe('PublishBatcher', () => {
     await expect(batcher.publish(event('e2', 'st_nope'))).rejects.toThrow('fk');
     expect(taken).toEqual([taken[0], []]);
   });
+
+  it('writes a batch that must commit together at once, in one statement of its own, with the same hand-off', async () => {
+    gate = deferred<void>();
+    const single = batcher.publish(event('e1'));
+    await Promise.resolve();
+    handOff = { limit: 10, leaseMs: 1_000, leaseToken: 'lease', excluded: [], partial: [], perEndpoint: 4 };
+    const batch = batcher.publishAtOnce([event('b1'), event('b2'), event('b3')]);
+    const queued = batcher.publish(event('e2'));
+    gate.resolve();
+    expect([...(await batch).entries()]).toEqual([
+      ['b1', 2],
+      ['b2', 2],
+      ['b3', 2],
+    ]);
+    await Promise.all([single, queued]);
+    // Not queued behind the group commit under way, nor split or joined with other publishes.
+    expect(statements).toContainEqual(['b1', 'b2', 'b3']);
+    expect(statements.filter((ids) => ids.some((id) => id.startsWith('b')))).toEqual([['b1', 'b2', 'b3']]);
+    expect(taken.flat()).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'del_b1', body: '{"id":"b1"}' })]));
+  });
 });
