@@ -66,6 +66,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/webhooks/:webhook/replay', scope: 'webhooks:write', json: { since: '2026-01-01T00:00:00.000Z' } },
   { method: 'GET', path: '/event-types', scope: 'webhooks:read' },
   { method: 'POST', path: '/events', scope: 'events:write', json: { type: 'order.created', data: ORDER } },
+  { method: 'POST', path: '/events/batch', scope: 'events:write', json: { events: [{ type: 'order.created', data: ORDER }] } },
   { method: 'GET', path: '/events/evt_00000000000000000000000000', scope: 'webhooks:read' },
   { method: 'GET', path: '/deliveries/del_00000000000000000000000000', scope: 'webhooks:read' },
   { method: 'POST', path: '/deliveries/del_00000000000000000000000000/retry', scope: 'webhooks:write' },
