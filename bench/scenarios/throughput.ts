@@ -1,20 +1,21 @@
 import type { EventType } from '../../src/catalogue/event-catalogue';
 import type { Bench } from '../lib/bench';
-import { ENDPOINTS, STORE } from '../lib/config';
+import { ENDPOINTS } from '../lib/config';
 import { batchPublish } from '../lib/batch-publish';
 import { attemptOutcomes } from '../lib/db';
 import { drainRates } from '../lib/drain';
 import { formatCounts } from '../lib/report';
 import { round } from '../lib/stats';
 
-/**
- * 2. Events published in batches of 1,000 (POST /events/batch) to 10 endpoints while Hookline
- * delivers them: how fast they are enqueued, then arrivals and durability.
- */
 /** Events per POST /events/batch: its maximum. */
 const BATCH_EVENTS = 1000;
 /** Subscribed to by no endpoint of any scenario. */
 const WARM_UP_TYPE: EventType = 'stock.updated';
+
+/**
+ * 2. Events published in batches of 1,000 (POST /events/batch) to 10 endpoints while Hookline
+ * delivers them: how fast they are enqueued, then arrivals and durability.
+ */
 
 export async function throughput(bench: Bench): Promise<void> {
   const s = bench.sizes;
@@ -23,7 +24,7 @@ export async function throughput(bench: Bench): Promise<void> {
   bench.log(
     `2 throughput: ${s.throughputEvents} events × ${ENDPOINTS} endpoints = ${total} deliveries, published through POST /events/batch`,
   );
-  const webhookIds = await bench.createWebhooks(
+  await bench.createWebhooks(
     type,
     bench.ports.map((_, i) => bench.url(i, `/ok/thr/${i}`)),
   );
