@@ -54,9 +54,10 @@ export interface PublishedEvent {
  * How the platform's modules publish events. Inject it and call
  * `publish(storeId, 'order.created', data, { manager })`: the payload is typed per event type, so
  * a wrong one does not compile, and it is checked again at run time. It throws an `EventError`
- * (catch it by class and `code`: `UnknownType`, `InvalidData`, `StoreNotFound`,
+ * (catch it by class and `code`: `UnknownType`, `InvalidData`, `InvalidBatch`, `StoreNotFound`,
  * `IdempotencyKeyReused`), never an HTTP exception. The event, its deliveries
- * and the workers' wake-up are one statement (EventRepository.publish).
+ * and the workers' wake-up are one statement (EventRepository.publish); `publishMany` does the
+ * same for up to 1,000 events at once.
  */
 @Injectable()
 export class EventPublisher {
