@@ -49,6 +49,7 @@ const ROUTES: Array<{ method: string; path: string; kind?: Kind }> = [
   { method: 'POST', path: '/webhooks/:id/replay', kind: 'wh' },
   { method: 'GET', path: '/event-types' },
   { method: 'POST', path: '/events' },
+  { method: 'POST', path: '/events/batch' },
   { method: 'GET', path: '/events/:id', kind: 'evt' },
   { method: 'GET', path: '/deliveries/:id', kind: 'del' },
   { method: 'POST', path: '/deliveries/:id/retry', kind: 'del' },
@@ -266,6 +267,10 @@ function validBody(route: string, receiverUrl: string): fc.Arbitrary<unknown> {
       return fc.record({ name: fc.string({ minLength: 1, maxLength: 20 }) });
     case 'POST /events':
       return fc.nat(1000).map((n) => ({ type: 'order.created', data: orderData(n) }));
+    case 'POST /events/batch':
+      return fc
+        .array(fc.nat(1000), { minLength: 1, maxLength: 5 })
+        .map((ns) => ({ events: ns.map((n) => ({ type: 'order.created', data: orderData(n) })) }));
     default:
       return fc.constantFrom({}, { since: '2020-01-01T00:00:00.000Z' });
   }
@@ -631,6 +636,18 @@ describe('hostile clients', () => {
           where,
           queued: true,
         });
+        break;
+      }
+      case 'POST /events/batch': {
+        // Every event of the answer stored, with exactly the deliveries it says.
+        for (const event of body.data as Array<{ id: string; deliveries: number }>) {
+          const row = await one(
+            'SELECT (SELECT count(*)::int FROM events WHERE id = $1) AS events, (SELECT count(*)::int FROM deliveries WHERE event_id = $1) AS deliveries',
+            [event.id],
+          );
+          expect({ where, row }).toEqual({ where, row: { events: 1, deliveries: event.deliveries } });
+          ids.evt.push(event.id);
+        }
         break;
       }
       default:
