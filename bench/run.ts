@@ -11,11 +11,12 @@
  * Options:
  *   --quick            every scenario shrunk; under 60 s
  *   --clients          only the HTTP-client comparison (bench/http-clients.ts); no database needed
- *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, backlog, claim
+ *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, backlog, peers, claim
  *   --profile          run Hookline under --cpu-prof (profiles in bench/profiles/) and print where its time goes
  *   --sql-stats        time Hookline's SQL statements per scenario (pg driver wrapper) and print the top ones
  *   --log-level=L      Hookline's LOG_LEVEL (default info, as deployed)
  *   --iso-rate=N       events/s of the isolation scenario (default 100; each fans out to 10 endpoints)
+ *   --workers=1,2,4    peers scenario: Hookline also drains with this many ROLE=worker processes
  *   --keep             keep the temporary directory (transpiled code, child logs)
  *   --out=FILE         where to write the results (default bench/results.json)
  */
@@ -41,6 +42,7 @@ import { processMemoryMb } from './lib/proc';
 import { formatTable, machineInfo } from './lib/report';
 import { round } from './lib/stats';
 import { managementApi } from './scenarios/api';
+import { peers } from './scenarios/peers';
 import { backlog } from './scenarios/backlog';
 import { ceiling, finishRatios } from './scenarios/ceiling';
 import { claim } from './scenarios/claim';
@@ -57,6 +59,7 @@ function parseOptions(argv: string[]): Options {
     profile: false,
     sqlStats: false,
     logLevel: 'info',
+    workers: [],
     keep: false,
     out: join(ROOT, 'bench', 'results.json'),
   };
@@ -87,6 +90,10 @@ function parseOptions(argv: string[]): Options {
         break;
       case '--iso-rate':
         options.isoRate = Number(value);
+        break;
+      case '--workers':
+        options.workers = (value ?? '').split(',').filter(Boolean).map(Number);
+        if (options.workers.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--workers takes whole numbers ≥ 1, e.g. 1,2,4');
         break;
       case '--keep':
         options.keep = true;
@@ -124,7 +131,8 @@ async function runAll(bench: Bench): Promise<void> {
   await bench.prepareDatabase();
   await attempt(bench, 'ceiling', () => ceiling(bench));
   await attempt(bench, 'ceiling', () => ceiling(bench, 'ceiling-dispatch'));
-  const needsHookline = SCENARIOS.filter((s) => s !== 'ceiling' && s !== 'claim').some((s) => bench.has(s));
+  // The peers scenario starts its own processes.
+  const needsHookline = SCENARIOS.filter((s) => s !== 'ceiling' && s !== 'claim' && s !== 'peers').some((s) => bench.has(s));
   if (needsHookline) {
     const hookline = await bench.startHookline('main');
     await sleep(500);
@@ -142,6 +150,7 @@ async function runAll(bench: Bench): Promise<void> {
   await attempt(bench, 'retry', () => retry(bench));
   await attempt(bench, 'backlog', () => backlog(bench));
   await bench.stopHookline();
+  await attempt(bench, 'peers', () => peers(bench));
   await attempt(bench, 'claim', () => claim(bench));
   finishRatios(bench);
 }

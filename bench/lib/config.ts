@@ -10,7 +10,9 @@ export const DISPATCH_CONCURRENCY = 512;
 export const ENDPOINT_CONCURRENCY = 64;
 export const DELIVERY_TIMEOUT_MS = 2000;
 export const RETRY_SCHEDULE_MS = [0, 1000, 4000];
-export const SCENARIOS = ['ceiling', 'api', 'throughput', 'latency', 'isolation', 'retry', 'backlog', 'claim'] as const;
+export const SCENARIOS = ['ceiling', 'api', 'throughput', 'latency', 'isolation', 'retry', 'backlog', 'peers', 'claim'] as const;
+/** Where the peers scenario finds Redis for BullMQ. */
+export const REDIS = { host: '127.0.0.1', port: 6379 };
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface Options {
@@ -21,6 +23,8 @@ export interface Options {
   sqlStats: boolean;
   logLevel: string;
   isoRate?: number;
+  /** Peers scenario: Hookline also drains with this many ROLE=worker processes, each (e.g. 1,2,4). */
+  workers: number[];
   keep: boolean;
   out: string;
 }
@@ -47,6 +51,10 @@ export interface Sizes {
   claimPending: number;
   claimFinished: number;
   claimRuns: number;
+  peersDeliveries: number;
+  /** Runs of each contender's best setting (the median counts); the sweep is only in the full run. */
+  peersRuns: number;
+  peersSweep: boolean;
   clientsWarmupMs: number;
   clientsMs: number;
   clientsRounds: number;
@@ -73,6 +81,9 @@ export const FULL: Sizes = {
   claimPending: 10_000,
   claimFinished: 2_000_000,
   claimRuns: 30,
+  peersDeliveries: 50_000,
+  peersRuns: 3,
+  peersSweep: true,
   clientsWarmupMs: 1000,
   clientsMs: 5000,
   clientsRounds: 3,
@@ -99,6 +110,9 @@ export const QUICK: Sizes = {
   claimPending: 5000,
   claimFinished: 200_000,
   claimRuns: 8,
+  peersDeliveries: 5000,
+  peersRuns: 1,
+  peersSweep: false,
   clientsWarmupMs: 500,
   clientsMs: 1500,
   clientsRounds: 1,

@@ -61,6 +61,8 @@ export interface BulkPublish {
   batchEvents: number;
   /** NOTIFY the workers on each commit, as EventPublisher does. */
   notify: boolean;
+  /** Due this many seconds from now instead of at once (a backlog released later by {@link releaseDeliveries}). */
+  dueInSeconds?: number;
 }
 
 /**
@@ -101,8 +103,9 @@ export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: 
       );
       await client.query(
         `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
-         SELECT u.id, $1, u.event_id, u.webhook_id, $2, now() FROM unnest($3::text[], $4::text[], $5::text[]) AS u(id, event_id, webhook_id)`,
-        [spec.storeId, spec.type, deliveryIds, deliveryEvents, deliveryWebhooks],
+         SELECT u.id, $1, u.event_id, u.webhook_id, $2, now() + make_interval(secs => $6)
+         FROM unnest($3::text[], $4::text[], $5::text[]) AS u(id, event_id, webhook_id)`,
+        [spec.storeId, spec.type, deliveryIds, deliveryEvents, deliveryWebhooks, spec.dueInSeconds ?? 0],
       );
       if (spec.notify) await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);
       await client.query('COMMIT');
@@ -115,6 +118,26 @@ export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: 
     deliveries += deliveryIds.length;
   }
   return { ms: Math.round(performance.now() - started), deliveries };
+}
+
+/** Makes one type's pending deliveries due now and wakes the workers, as a publish would. */
+export async function releaseDeliveries(pool: Pool, eventType: string): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rowCount } = await client.query(
+      `UPDATE deliveries SET next_attempt_at = now() WHERE event_type = $1 AND status = 'pending' AND next_attempt_at > now()`,
+      [eventType],
+    );
+    await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);
+    await client.query('COMMIT');
+    return rowCount ?? 0;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
 }
 
 /** Deliveries of one event type by status. */
