@@ -17,6 +17,8 @@
  *   --log-level=L      Hookline's LOG_LEVEL (default info, as deployed)
  *   --iso-rate=N       events/s of the isolation scenario (default 100; each fans out to 10 endpoints)
  *   --workers=1,2,4    peers scenario: Hookline also drains with this many ROLE=worker processes
+ *   --contenders=a,b   peers scenario: only these of ceiling, pg-boss, bullmq, hookline
+ *   --deliveries=N     peers scenario: N deliveries per drain
  *   --keep             keep the temporary directory (transpiled code, child logs)
  *   --out=FILE         where to write the results (default bench/results.json)
  */
@@ -60,6 +62,7 @@ function parseOptions(argv: string[]): Options {
     sqlStats: false,
     logLevel: 'info',
     workers: [],
+    contenders: [],
     keep: false,
     out: join(ROOT, 'bench', 'results.json'),
   };
@@ -94,6 +97,12 @@ function parseOptions(argv: string[]): Options {
       case '--workers':
         options.workers = (value ?? '').split(',').filter(Boolean).map(Number);
         if (options.workers.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--workers takes whole numbers ≥ 1, e.g. 1,2,4');
+        break;
+      case '--contenders':
+        options.contenders = (value ?? '').split(',').filter(Boolean);
+        break;
+      case '--deliveries':
+        options.peersDeliveries = Number(value);
         break;
       case '--keep':
         options.keep = true;

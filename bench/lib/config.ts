@@ -25,6 +25,10 @@ export interface Options {
   isoRate?: number;
   /** Peers scenario: Hookline also drains with this many ROLE=worker processes, each (e.g. 1,2,4). */
   workers: number[];
+  /** Peers scenario: only these contenders (ceiling, pg-boss, bullmq, hookline); all when empty. */
+  contenders: string[];
+  /** Peers scenario: deliveries per drain instead of the size's. */
+  peersDeliveries?: number;
   keep: boolean;
   out: string;
 }

@@ -33,6 +33,8 @@ export async function claim(bench: Bench): Promise<void> {
     claimFinishedInsertMs: result.finishedRowsInsertMs,
     claimPlanAt0: result.at0.plan,
     claimPlanAt2M: result.atLarge.plan,
+    recordOutcomesPlanAt0: result.at0.recordPlan,
+    recordOutcomesPlanAt2M: result.atLarge.recordPlan,
   });
   const large = s.claimFinished >= 1_000_000 ? `${s.claimFinished / 1_000_000}M` : `${s.claimFinished / 1000}k`;
   bench.row(

@@ -130,7 +130,7 @@ function delta(start: Map<number, number>, end: Map<number, number>): number {
 
 export async function peers(bench: Bench): Promise<void> {
   const s = bench.sizes;
-  const total = s.peersDeliveries;
+  const total = bench.options.peersDeliveries ?? s.peersDeliveries;
   const settings = s.peersSweep ? SETTINGS_FULL : SETTINGS_QUICK;
   bench.log(`peers: ${total} signed deliveries to ${ENDPOINTS} endpoints through Hookline and job queues, same sender, same receiver`);
   const receiver = bench.registry.start('peer-receiver', { endpoints: ENDPOINTS });
@@ -260,7 +260,10 @@ export async function peers(bench: Bench): Promise<void> {
     return run;
   };
 
-  const available = settings.filter((setting) => setting.kind !== 'bullmq' || redisUp);
+  const chosen = bench.options.contenders;
+  const available = settings.filter(
+    (setting) => (setting.kind !== 'bullmq' || redisUp) && (chosen.length === 0 || chosen.includes(setting.kind)),
+  );
   // The sweep: every setting once, then the best of each contender again (in rotation, so that a
   // machine drifting over the minutes weighs on all alike); the median of the best's runs counts.
   for (const setting of available) await runOnce(setting);
