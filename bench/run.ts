@@ -17,6 +17,7 @@
  *   --log-level=L      Hookline's LOG_LEVEL (default info, as deployed)
  *   --iso-rate=N       events/s of the isolation scenario (default 100; each fans out to 10 endpoints)
  *   --workers=1,2,4    peers scenario: Hookline also drains with this many ROLE=worker processes
+ *   --workers-share    with --workers: the processes share Hookline's best DISPATCH_CONCURRENCY (each gets 1/N)
  *   --contenders=a,b   peers scenario: only these of ceiling, pg-boss, bullmq, hookline
  *   --deliveries=N     peers scenario: N deliveries per drain
  *   --keep             keep the temporary directory (transpiled code, child logs)
@@ -62,6 +63,7 @@ function parseOptions(argv: string[]): Options {
     sqlStats: false,
     logLevel: 'info',
     workers: [],
+    workersShare: false,
     contenders: [],
     keep: false,
     out: join(ROOT, 'bench', 'results.json'),
@@ -97,6 +99,9 @@ function parseOptions(argv: string[]): Options {
       case '--workers':
         options.workers = (value ?? '').split(',').filter(Boolean).map(Number);
         if (options.workers.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--workers takes whole numbers ≥ 1, e.g. 1,2,4');
+        break;
+      case '--workers-share':
+        options.workersShare = true;
         break;
       case '--contenders':
         options.contenders = (value ?? '').split(',').filter(Boolean);

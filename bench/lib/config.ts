@@ -25,6 +25,8 @@ export interface Options {
   isoRate?: number;
   /** Peers scenario: Hookline also drains with this many ROLE=worker processes, each (e.g. 1,2,4). */
   workers: number[];
+  /** With `workers`: the best setting's DISPATCH_CONCURRENCY shared among the processes, not each's. */
+  workersShare: boolean;
   /** Peers scenario: only these contenders (ceiling, pg-boss, bullmq, hookline); all when empty. */
   contenders: string[];
   /** Peers scenario: deliveries per drain instead of the size's. */

@@ -303,10 +303,14 @@ export async function peers(bench: Bench): Promise<void> {
         scaling.push({ workers, run: hookline });
         continue;
       }
+      const concurrency = bench.options.workersShare
+        ? Math.max(1, Math.round(hooklineBest.concurrency / workers))
+        : hooklineBest.concurrency;
       const setting: Setting = {
         ...hooklineBest,
+        concurrency,
         workers,
-        label: `Hookline × ${workers} workers, DISPATCH_CONCURRENCY=${hooklineBest.concurrency} each`,
+        label: `Hookline × ${workers} workers, DISPATCH_CONCURRENCY=${concurrency} each`,
       };
       for (let r = 0; r < s.peersRuns; r++) await runOnce(setting);
       scaling.push({ workers, run: medianRun(setting.label) });
