@@ -27,6 +27,8 @@ export interface PropertySchema {
   minItems?: number;
   maxItems?: number;
   items?: ShapeSchema;
+  /** The value may also be null (OpenAPI 3.0's `nullable`). */
+  nullable?: true;
 }
 
 /** JSON-Schema-like description of a `data` shape: an object with exactly these properties. */
@@ -59,6 +61,8 @@ export interface FieldOptions<V> {
   example: V;
   /** May be left out (but not null: an optional field is either absent or valid). */
   optional?: boolean;
+  /** Always present, but may be null (a value that does not exist, such as the status code of a timeout). */
+  nullable?: boolean;
   /** A rule involving other fields, run once the value itself is valid. */
   refine?: (value: V, siblings: Siblings) => string | undefined;
 }
@@ -70,9 +74,11 @@ const FIELD_CONSTRAINT = 'eventDataField';
 const FIELDS = new Map<object, FieldSpec[]>();
 
 function field<V>(options: FieldOptions<V>, schema: PropertySchema, check: Check, items?: () => DataClass) {
-  const { optional = false, example, refine } = options;
+  const { optional = false, nullable = false, example, refine } = options;
+  if (nullable) schema = { ...schema, nullable: true };
   const fullCheck: Check = (value, siblings) => {
     if (value === undefined) return 'is required';
+    if (value === null && nullable) return undefined;
     return check(value, siblings) ?? refine?.(value as V, siblings);
   };
   return (target: object, key: string | symbol): void => {

@@ -10,6 +10,8 @@ import {
   type EventCategory,
   type EventType,
   isEventType,
+  isOperationalEventType,
+  OPERATIONAL_EVENT_TYPES,
   TEST_EVENT,
   TEST_EVENT_TYPE,
   validateEventData,
@@ -37,6 +39,13 @@ const SEED_TABLE: ReadonlyArray<readonly [string, string, string]> = [
   ['Deliveries', 'delivery.failed', 'A delivery attempt fails.'],
 ];
 
+/** Hookline's own operational types, after the platform's. */
+const OPERATIONAL_TABLE: ReadonlyArray<readonly [string, string]> = [
+  ['Webhooks', 'webhook.disabled'],
+  ['Webhooks', 'webhook.delivery_failed'],
+];
+const ALL_TYPES = [...SEED_TABLE, ...OPERATIONAL_TABLE].map(([category, type]) => [category, type] as const);
+
 /** The platform's four given `data` shapes, field by field. */
 const SEED_SHAPES: Partial<Record<EventType, string[]>> = {
   'order.created': ['id', 'orderNumber', 'status', 'total', 'currency'],
@@ -55,14 +64,14 @@ function example(type: EventType, changes: Data = {}): Data {
 }
 
 describe('the event catalogue', () => {
-  it("has exactly the platform's 18 event types, in its order", () => {
-    expect(EVENT_TYPES).toEqual(SEED_TABLE.map(([, type]) => type));
+  it("has exactly the platform's 18 event types, in its order, then Hookline's 2 operational ones", () => {
+    expect(EVENT_TYPES).toEqual(ALL_TYPES.map(([, type]) => type));
     expect(Object.keys(EVENT_CATALOGUE)).toEqual(EVENT_TYPES);
   });
 
-  it("puts each type in its category, among exactly the platform's 6", () => {
-    expect(EVENT_CATEGORIES).toEqual([...new Set(SEED_TABLE.map(([category]) => category))]);
-    for (const [category, type] of SEED_TABLE) {
+  it("puts each type in its category, among exactly the platform's 6 and Webhooks", () => {
+    expect(EVENT_CATEGORIES).toEqual([...new Set(ALL_TYPES.map(([category]) => category))]);
+    for (const [category, type] of ALL_TYPES) {
       expect(EVENT_CATALOGUE[type as EventType]).toMatchObject({ type, category });
     }
   });
@@ -71,7 +80,12 @@ describe('the event catalogue', () => {
     for (const [, type, firesWhen] of SEED_TABLE) expect(EVENT_CATALOGUE[type as EventType].description).toBe(firesWhen);
   });
 
-  it('recognises the 18 types and nothing else', () => {
+  it('tells the operational types apart', () => {
+    expect(EVENT_TYPES.filter((type) => isOperationalEventType(type))).toEqual(OPERATIONAL_EVENT_TYPES);
+    expect(isOperationalEventType('webhook.test')).toBe(false);
+  });
+
+  it('recognises the 20 types and nothing else', () => {
     for (const type of EVENT_TYPES) expect(isEventType(type)).toBe(true);
     for (const other of ['webhook.test', 'ORDER.CREATED', 'order.created ', 'order', 'toString', '__proto__', 1, null, undefined]) {
       expect(isEventType(other)).toBe(false);
@@ -466,6 +480,51 @@ describe('validateEventData', () => {
         problems: ['data.stops[1] must be an object'],
       },
     ],
+    Webhooks: [
+      ...notAnObject('webhook.disabled'),
+      {
+        kind: 'missing field',
+        type: 'webhook.delivery_failed',
+        data: example('webhook.delivery_failed', { lastError: undefined }),
+        problems: ['data.lastError is required'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'webhook.delivery_failed',
+        data: example('webhook.delivery_failed', { lastStatusCode: '500' }),
+        problems: ['data.lastStatusCode must be an integer'],
+      },
+      {
+        kind: 'wrong type',
+        type: 'webhook.disabled',
+        data: example('webhook.disabled', { disabledAt: null }),
+        problems: ['data.disabledAt must be a string'],
+      },
+      {
+        kind: 'non-integer number',
+        type: 'webhook.delivery_failed',
+        data: example('webhook.delivery_failed', { attemptCount: 1.5 }),
+        problems: ['data.attemptCount must be an integer'],
+      },
+      {
+        kind: 'negative number',
+        type: 'webhook.delivery_failed',
+        data: example('webhook.delivery_failed', { lastStatusCode: -1 }),
+        problems: ['data.lastStatusCode must not be negative'],
+      },
+      {
+        kind: 'unknown status',
+        type: 'webhook.disabled',
+        data: example('webhook.disabled', { reason: 'manual' }),
+        problems: ['data.reason must be one of failing, gone'],
+      },
+      {
+        kind: 'unknown field',
+        type: 'webhook.disabled',
+        data: example('webhook.disabled', { storeId: 'st_1' }),
+        problems: ['data.storeId is not allowed'],
+      },
+    ],
   };
 
   const APPLICABLE: Record<EventCategory, Kind[]> = {
@@ -502,7 +561,18 @@ describe('validateEventData', () => {
       'unknown field',
       'nested object',
     ],
+    Webhooks: ['not an object', 'missing field', 'wrong type', 'non-integer number', 'negative number', 'unknown status', 'unknown field'],
   };
+
+  it('takes null for the facts a failed delivery may not have (no answer, no message)', () => {
+    expect(
+      validateEventData('webhook.delivery_failed', example('webhook.delivery_failed', { lastStatusCode: null, lastError: null })),
+    ).toEqual([]);
+    expect(describeShape(EVENT_CATALOGUE['webhook.delivery_failed'].dataClass).properties.lastStatusCode).toMatchObject({
+      type: 'integer',
+      nullable: true,
+    });
+  });
 
   describe.each(EVENT_CATEGORIES)('for %s', (category) => {
     it('tests every kind of rejection its shapes allow, on its own types', () => {
@@ -620,7 +690,7 @@ describe('validateEventData', () => {
 describe('describeCatalogue', () => {
   const described = describeCatalogue();
 
-  it('lists the 18 types in order with category, description and example', () => {
+  it('lists the 20 types in order with category, description and example', () => {
     expect(described.map((entry) => entry.type)).toEqual(EVENT_TYPES);
     for (const entry of described) {
       const { category, description, example: sample } = EVENT_CATALOGUE[entry.type];
@@ -664,8 +734,10 @@ describe('describeCatalogue', () => {
     }
   });
 
-  it('writes every enum-like value in UPPER_CASE', () => {
-    const values = described.flatMap(({ schema }) => Object.values(schema.properties).flatMap((property) => property.enum ?? []));
+  it("writes every enum-like value of the platform's types in UPPER_CASE (webhook.disabled's reason is the endpoint's disabledReason)", () => {
+    const values = described
+      .filter(({ category }) => category !== 'Webhooks')
+      .flatMap(({ schema }) => Object.values(schema.properties).flatMap((property) => property.enum ?? []));
     expect(values.length).toBeGreaterThan(0);
     for (const value of values) expect(value).toMatch(/^[A-Z]+(_[A-Z]+)*$/);
   });

@@ -6,11 +6,15 @@ import { OrderCancelledData, OrderEventData, OrderStatusChangedData } from './or
 import { PaymentEventData, PaymentRefundedData } from './payment-events';
 import { ProductEventData } from './product-events';
 import { TestEventData } from './test-event';
+import { WebhookDeliveryFailedData, WebhookDisabledData } from './webhook-events';
 
 export { TestEventData };
 
-/** The six categories of the platform's events, in catalogue order. */
-export const EVENT_CATEGORIES = ['Orders', 'Payments', 'Products', 'Inventory', 'Customers', 'Deliveries'] as const;
+/**
+ * The categories, in catalogue order: six of the platform's events, and `Webhooks`, Hookline's
+ * own operational events about a store's endpoints.
+ */
+export const EVENT_CATEGORIES = ['Orders', 'Payments', 'Products', 'Inventory', 'Customers', 'Deliveries', 'Webhooks'] as const;
 export type EventCategory = (typeof EVENT_CATEGORIES)[number];
 
 /**
@@ -37,9 +41,11 @@ export interface EventDataMap {
   'delivery.batch_completed': DeliveryBatchCompletedData;
   'delivery.completed': DeliveryEventData;
   'delivery.failed': DeliveryFailedData;
+  'webhook.disabled': WebhookDisabledData;
+  'webhook.delivery_failed': WebhookDeliveryFailedData;
 }
 
-/** One of the 18 subscribable event types. */
+/** One of the 20 subscribable event types. */
 export type EventType = keyof EventDataMap;
 export type EventData<T extends EventType> = EventDataMap[T];
 
@@ -72,7 +78,7 @@ const product: ProductEventData = {
 const customer: CustomerEventData = { id: 'cus_5a7d0c13', email: 'ana.novak@example.com', firstName: 'Ana', lastName: 'Novak' };
 
 /**
- * The catalogue: the platform's 18 event types in catalogue order, each with its category, when it
+ * The catalogue: the 20 event types (the platform's 18 and Hookline's 2 operational ones) in catalogue order, each with its category, when it
  * fires, its `data` class and an example `data`. The mapped type makes leaving one out, or giving
  * one the wrong class or example, a compile error.
  */
@@ -217,7 +223,49 @@ export const EVENT_CATALOGUE: { readonly [T in EventType]: EventDefinition<T> } 
       nextAttemptAt: '2026-11-23T09:00:00.000Z',
     },
   },
+  'webhook.disabled': {
+    type: 'webhook.disabled',
+    category: 'Webhooks',
+    description:
+      'Hookline disables one of the store’s endpoints: it has been failing for ENDPOINT_DISABLE_AFTER_MS, or it answered 410 Gone. Not sent to the endpoint disabled. Published by Hookline only.',
+    dataClass: WebhookDisabledData,
+    example: {
+      webhookId: 'wh_01jd3v8k2m9q4r7s6t5v4w3x2y',
+      name: 'ERP order sync',
+      url: 'https://erp.example.com/hooks/orders',
+      reason: 'failing',
+      disabledAt: '2026-11-23T09:00:00.000Z',
+    },
+  },
+  'webhook.delivery_failed': {
+    type: 'webhook.delivery_failed',
+    category: 'Webhooks',
+    description:
+      'A delivery to one of the store’s endpoints ends failed after its last attempt (or a 410 Gone). Never sent for a delivery of webhook.* events. Published by Hookline only.',
+    dataClass: WebhookDeliveryFailedData,
+    example: {
+      deliveryId: 'del_01jd3v9a7c4e2g6h',
+      webhookId: 'wh_01jd3v8k2m9q4r7s6t5v4w3x2y',
+      eventId: 'evt_01jd3v9a7c4e2g6h',
+      eventType: 'order.created',
+      attemptCount: 3,
+      lastStatusCode: 500,
+      lastError: 'HTTP 500',
+    },
+  },
 });
+
+/**
+ * Hookline's own events about a store's endpoints: endpoints subscribe to them like to any other,
+ * but only Hookline publishes them (POST /events and EventPublisher refuse them), and a failed
+ * delivery of one of them emits nothing, so a failing endpoint cannot start a loop.
+ */
+export const OPERATIONAL_EVENT_TYPES = ['webhook.disabled', 'webhook.delivery_failed'] as const satisfies readonly EventType[];
+export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
+
+export function isOperationalEventType(type: string): type is OperationalEventType {
+  return (OPERATIONAL_EVENT_TYPES as readonly string[]).includes(type);
+}
 
 /** The catalogue is shared by every module: nobody may change an example by accident. */
 function deepFreeze<T extends object>(value: T): T {
@@ -227,7 +275,7 @@ function deepFreeze<T extends object>(value: T): T {
   return Object.freeze(value);
 }
 
-/** The 18 event types, in catalogue order. */
+/** The 20 event types, in catalogue order. */
 export const EVENT_TYPES: readonly EventType[] = Object.freeze(Object.keys(EVENT_CATALOGUE) as EventType[]);
 
 export function isEventType(value: unknown): value is EventType {

@@ -30,6 +30,8 @@ describe('loadConfig', () => {
       signatureHeaders: { seed: true, standard: true },
       maxWebhooksPerStore: 100,
       retentionDays: 30,
+      endpointDisableAfterMs: 5 * 86_400_000,
+      endpointDisableMinFailures: 10,
     });
     expect(config.dataDir).toMatch(/\.data$/);
   });
@@ -117,5 +119,16 @@ describe('loadConfig', () => {
     expect(problemsOf({ RETRY_JITTER: '0.6' })).toEqual(['RETRY_JITTER must be a number from 0 to 0.5']);
     expect(problemsOf({ RETRY_JITTER: 'lots' })).toEqual(['RETRY_JITTER must be a number from 0 to 0.5']);
     expect(problemsOf({ SIGNATURE_HEADERS: 'svix' })).toEqual(['SIGNATURE_HEADERS must be seed, standard or seed,standard']);
+  });
+
+  it('reads the endpoint disabling thresholds with units, and stops on bad ones', () => {
+    const config = loadConfig({ ENDPOINT_DISABLE_AFTER_MS: '12h', ENDPOINT_DISABLE_MIN_FAILURES: '3' });
+    expect(config.endpointDisableAfterMs).toBe(12 * 3_600_000);
+    expect(config.endpointDisableMinFailures).toBe(3);
+    expect(loadConfig({ ENDPOINT_DISABLE_AFTER_MS: '1500' }).endpointDisableAfterMs).toBe(1500);
+    expect(problemsOf({ ENDPOINT_DISABLE_AFTER_MS: 'soon', ENDPOINT_DISABLE_MIN_FAILURES: '0' })).toEqual([
+      'ENDPOINT_DISABLE_AFTER_MS must be a duration (a number with ms, s, m, h or d, or bare ms) from 1s to 365d',
+      'ENDPOINT_DISABLE_MIN_FAILURES must be an integer from 1 to 1000000',
+    ]);
   });
 });

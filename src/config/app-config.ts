@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { EnvironmentVariables, LOG_LEVELS, ROLES } from './environment-variables';
-import { parseRetrySchedule } from './retry-schedule';
+import { parseDuration, parseRetrySchedule } from './retry-schedule';
 
 export type Role = (typeof ROLES)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -58,6 +58,10 @@ export class AppConfig {
   readonly maxWebhooksPerStore: number;
   /** Days of events, deliveries and attempts kept (RETENTION_DAYS); 0 keeps everything. */
   readonly retentionDays: number;
+  /** An endpoint whose attempts have all failed for this long is disabled (with enough failed deliveries). */
+  readonly endpointDisableAfterMs: number;
+  /** Deliveries that must have ended `failed` meanwhile. */
+  readonly endpointDisableMinFailures: number;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
@@ -131,5 +135,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,
     maxWebhooksPerStore: vars.MAX_WEBHOOKS_PER_STORE,
     retentionDays: vars.RETENTION_DAYS,
+    endpointDisableAfterMs: parseDuration(vars.ENDPOINT_DISABLE_AFTER_MS)!,
+    endpointDisableMinFailures: vars.ENDPOINT_DISABLE_MIN_FAILURES,
   });
 }

@@ -14,7 +14,7 @@ import {
   MinLength,
   ValidateBy,
 } from 'class-validator';
-import { parseRetrySchedule } from './retry-schedule';
+import { parseDuration, parseRetrySchedule } from './retry-schedule';
 
 const toInt = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
@@ -55,6 +55,20 @@ function RetrySchedule(): PropertyDecorator {
         typeof args!.value === 'string'
           ? parseRetrySchedule(args!.property, args!.value).problems.join('; ')
           : `${args!.property} must be text`,
+    },
+  });
+}
+
+/** A duration with an optional unit (`250ms`, `30s`, `5m`, `2h`, `5d`; a bare number is ms) from `min` to `max` ms. */
+function DurationInRange(min: number, max: number, describeRange: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'durationInRange',
+    validator: {
+      validate: (value: unknown) => {
+        const ms = typeof value === 'string' ? parseDuration(value) : undefined;
+        return ms !== undefined && ms >= min && ms <= max;
+      },
+      defaultMessage: (args) => `${args!.property} must be a duration (a number with ms, s, m, h or d, or bare ms) from ${describeRange}`,
     },
   });
 }
@@ -182,4 +196,12 @@ export class EnvironmentVariables {
   /** Days of events, deliveries and attempts kept; 0 keeps everything. Replay reaches back no further. */
   @IntegerInRange(0, 36_500)
   RETENTION_DAYS = 30;
+
+  /** An endpoint with no successful attempt for this long (and enough failed deliveries) is disabled: `5d`, `12h`, or ms. */
+  @DurationInRange(1_000, 365 * 86_400_000, '1s to 365d')
+  ENDPOINT_DISABLE_AFTER_MS = '5d';
+
+  /** Deliveries that must have ended `failed` in that time before an endpoint is disabled. */
+  @IntegerInRange(1, 1_000_000)
+  ENDPOINT_DISABLE_MIN_FAILURES = 10;
 }
