@@ -17,7 +17,7 @@ import axios from 'axios';
 import { Agent, request } from 'undici';
 import { signPayload } from '../src/dispatch/signature';
 import { EVENT_CATALOGUE } from '../src/catalogue/event-catalogue';
-import { buildEnvelope } from '../src/events/envelope';
+import { buildEnvelope } from '../src/dispatch/envelope';
 import { childArgs, runMain } from './lib/child';
 
 export type ClientName = 'undici' | 'undici-signal' | 'undici-dispatch' | 'axios';

@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { EVENT_CATALOGUE } from '../src/catalogue/event-catalogue';
-import { buildEnvelope } from '../src/events/envelope';
+import { buildEnvelope } from '../src/dispatch/envelope';
 import { EventPublisher } from '../src/events/event-publisher';
 import { EventRepository } from '../src/dispatch/event.repository';
 import { EventError, EventErrorCode } from '../src/events/event.errors';

@@ -6,7 +6,7 @@ import { runMigrationsLocked } from '../../src/database/run-migrations';
 import { AttemptOutcome, DeliveryRepository } from '../../src/dispatch/delivery.repository';
 import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/dispatch-pool';
 import { EVENT_CATALOGUE } from '../../src/catalogue/event-catalogue';
-import { buildEnvelope } from '../../src/events/envelope';
+import { buildEnvelope } from '../../src/dispatch/envelope';
 import { BenchDatabase, bulkPublish, createDatabase } from './db';
 import { median, percentile, round } from './stats';
 

@@ -267,6 +267,11 @@ export function isOperationalEventType(type: string): type is OperationalEventTy
   return (OPERATIONAL_EVENT_TYPES as readonly string[]).includes(type);
 }
 
+/** Why a producer may not publish an operational type, naming the field (`type`, `events[2].type`). */
+export function reservedEventTypeMessage(field: string, type: OperationalEventType): string {
+  return `${field} ${type} is published by Hookline itself (about the store's endpoints) and cannot be published through the API; endpoints can subscribe to it`;
+}
+
 /** The catalogue is shared by every module: nobody may change an example by accident. */
 function deepFreeze<T extends object>(value: T): T {
   for (const child of Object.values(value)) {

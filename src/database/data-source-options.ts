@@ -2,9 +2,15 @@ import { DataSourceOptions } from 'typeorm';
 import { InitialSchema1795377000000 } from './migrations/1795377000000-InitialSchema';
 import { EndpointSettings1795600000000 } from './migrations/1795600000000-EndpointSettings';
 import { AttemptTrigger1795634000000 } from './migrations/1795634000000-AttemptTrigger';
+import { EndpointHealth1795710000000 } from './migrations/1795710000000-EndpointHealth';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
-export const MIGRATIONS = [InitialSchema1795377000000, EndpointSettings1795600000000, AttemptTrigger1795634000000];
+export const MIGRATIONS = [
+  InitialSchema1795377000000,
+  EndpointSettings1795600000000,
+  AttemptTrigger1795634000000,
+  EndpointHealth1795710000000,
+];
 
 /**
  * Entities are not listed here: each feature module registers its own with

@@ -11,6 +11,7 @@ function claimed(overrides: Partial<ClaimedDelivery> = {}): ClaimedDelivery {
     id: 'del_1',
     eventId: 'evt_1',
     webhookId: 'wh_1',
+    eventType: 'order.created',
     attemptNumber: 1,
     cycleAttempt: 1,
     body: '{"id":"evt_1"}',

@@ -1,6 +1,7 @@
 import type { AppConfig } from '../config/app-config';
 import type { Metrics } from '../observability/metrics';
 import { INACTIVE_ENDPOINT_ERROR, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
+import { deliveryFailedEvent } from './operational-events';
 import { attemptTrigger, decideAfterAttempt, type RetryDecision } from './retry-policy';
 import type { SecretCache } from './secret-cache';
 import type { SendResult, WebhookSender } from './webhook-sender';
@@ -12,7 +13,8 @@ export const GONE_ERROR = 'HTTP 410 Gone: no more attempts, and the endpoint is 
  * One attempt of a claimed delivery: sign and send it (WebhookSender), then decide what follows
  * (retry policy: the endpoint's schedule or the deployment's, the jitter, a Retry-After). The
  * outcome is returned, not written: OutcomeRecorder writes it. A 410 Gone ends the delivery and
- * calls `onGone`, which disables the endpoint.
+ * calls `onGone`, which disables the endpoint. A delivery that ends `failed` after its attempt
+ * carries its webhook.delivery_failed event (unless it carried an operational event itself).
  */
 export class AttemptRunner {
   constructor(
@@ -64,12 +66,14 @@ export class AttemptRunner {
       if (retryAfterMs !== undefined) result.error = `${result.error}, Retry-After ${describeWait(result.retryAfterMs!, retryAfterMs)}`;
     }
     if (decision.status !== 'pending') this.metrics.deliveriesFinished.inc({ status: decision.status });
-    return outcomeOf(
+    const outcome = outcomeOf(
       { deliveryId: delivery.id, leaseToken: this.leaseToken, attemptNumber: delivery.attemptNumber, cycleAttempt: delivery.cycleAttempt },
       result,
       decision.status,
       decision.status === 'pending' ? decision.delayMs : 0,
     );
+    if (decision.status === 'failed') outcome.failureEvent = deliveryFailedEvent(delivery, result);
+    return outcome;
   }
 }
 

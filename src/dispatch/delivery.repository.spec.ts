@@ -100,8 +100,10 @@ describe('DeliveryRepository', () => {
       lastStatusCode: 500,
       lastError: 'HTTP 500',
     });
-    expect(await repository.recordOutcomes([outcome('not-mine')])).toEqual([]);
-    const [scheduled] = await repository.recordOutcomes([outcome('mine')]);
+    expect(await repository.recordOutcomes([outcome('not-mine')])).toEqual({ scheduled: [], failing: [] });
+    const {
+      scheduled: [scheduled],
+    } = await repository.recordOutcomes([outcome('mine')]);
     expect(scheduled.deliveryId).toBe(id);
     expect(scheduled.dueAt).toBeGreaterThan(Date.now() + 500);
     const [row] = await db.query<{ status: string; lease_token: string | null; last_error: string }>(

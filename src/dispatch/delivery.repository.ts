@@ -3,14 +3,18 @@ import type { EntityManager } from 'typeorm';
 import type { Pool } from 'pg';
 import { newId } from '../common/ids';
 import { DISPATCH_POOL } from './dispatch-pool';
+import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import type { AttemptTrigger } from './delivery-attempt.entity';
 import type { DeliveryStatus } from './delivery.entity';
+import type { OperationalEvent } from './operational-events';
 
 /** A claimed delivery with everything needed to send it (one round trip). */
 export interface ClaimedDelivery {
   id: string;
   eventId: string;
   webhookId: string;
+  /** The type of the event carried (a failed delivery of an operational type tells nobody). */
+  eventType: string;
   /** Number of this attempt over the delivery's life (the attempt row's `number`). */
   attemptNumber: number;
   /** Number of this attempt in the current cycle (for the retry schedule). */
@@ -44,6 +48,24 @@ export interface AttemptOutcome {
   decidedAt: number;
   lastStatusCode: number | null;
   lastError: string | null;
+  /** For `failed` after an attempt: the webhook.delivery_failed event, written if an endpoint of the store subscribes. */
+  failureEvent?: OperationalEvent;
+  /** For `succeeded`: write the endpoint's last success (EndpointHealth says when it is worth it). */
+  stampSuccess?: boolean;
+}
+
+/** When an endpoint that keeps failing is disabled (ENDPOINT_DISABLE_AFTER_MS, ENDPOINT_DISABLE_MIN_FAILURES). */
+export interface DisableThresholds {
+  /** No success written for this long (the threshold plus EndpointHealth's stamp interval: never early). */
+  afterMs: number;
+  minFailures: number;
+}
+
+/** What a write of outcomes answers: the retries it scheduled, and the endpoints that crossed the thresholds. */
+export interface RecordedOutcomes {
+  scheduled: ScheduledRetry[];
+  /** Endpoints to disable for `failing` (several workers may all see one: the disabling is conditional). */
+  failing: string[];
 }
 
 /**
@@ -124,6 +146,11 @@ export class DeliveryRepository implements OnApplicationShutdown {
     );
   }
 
+  /** Forgets an endpoint's failing count (it was made inactive): re-enabled, it starts afresh. */
+  async clearHealth(manager: EntityManager, webhookId: string): Promise<void> {
+    await manager.query(`DELETE FROM endpoint_health WHERE webhook_id = $1`, [webhookId]);
+  }
+
   /** A delivery already leased to the caller, who sends it itself (the endpoint test). */
   async createLeased(
     manager: EntityManager,
@@ -183,7 +210,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
        WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
        RETURNING d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",
          d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
-         e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
+         d.event_type AS "eventType", e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
          CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
          w.headers, w.retry_schedule AS "retrySchedule",
          (SELECT count(*) FROM locked)::int AS "lockedCount"`,
@@ -207,9 +234,15 @@ export class DeliveryRepository implements OnApplicationShutdown {
    * the request was really sent. Answers the retries it scheduled, with when they are due: a
    * retry's due time is PostgreSQL's now() plus the delay left, and that now() can come later
    * than the delay was reckoned (the statement waited for a connection, or for a CPU).
+   *
+   * In the same statement, so exactly once with the decision: a delivery that ends `failed` after
+   * an attempt counts against its endpoint's health (and a stamped success clears it), and its
+   * webhook.delivery_failed event is written with its deliveries when an active endpoint of the
+   * store subscribes. Answers the endpoints whose health crossed `thresholds`. None of this costs
+   * a delivery that succeeds, but for the stamp EndpointHealth asks for now and then.
    */
-  async recordOutcomes(outcomes: AttemptOutcome[]): Promise<ScheduledRetry[]> {
-    if (outcomes.length === 0) return [];
+  async recordOutcomes(outcomes: AttemptOutcome[], thresholds?: DisableThresholds): Promise<RecordedOutcomes> {
+    if (outcomes.length === 0) return { scheduled: [], failing: [] };
     const now = Date.now();
     // One attempt row per (delivery, number): ON CONFLICT DO UPDATE may not touch a row twice.
     const seen = new Set<string>();
@@ -233,6 +266,11 @@ export class DeliveryRepository implements OnApplicationShutdown {
         status_code: o.attempt?.statusCode ?? null,
         error: o.attempt?.error ?? null,
         response_body: o.attempt?.responseBody ?? null,
+        counts: o.status === 'failed' && o.attempt !== null,
+        stamp: o.status === 'succeeded' && o.stampSuccess === true,
+        notice_id: o.failureEvent?.id ?? null,
+        notice_body: o.failureEvent?.body ?? null,
+        notice_at: o.failureEvent?.createdAt.toISOString() ?? null,
       };
     });
     // One JSON parameter rather than fourteen arrays: JSON.stringify is native, while pg escapes
@@ -243,12 +281,13 @@ export class DeliveryRepository implements OnApplicationShutdown {
     // CPU, prepared 0.62-0.70 ms. Its generic plan, made while the
     // table was small, once kept sequential scans as the table grew (32 ms a flush at 100,000
     // rows); the dispatch connections have them off (dispatch-pool.ts).
-    const result = await this.pool.query<{ id: string; dueInMs: number }>({
+    const result = await this.pool.query<{ kind: 'retry' | 'failing' | 'woken'; id: string; dueInMs: number }>({
       name: 'hookline-record',
       text: `WITH u AS (
          SELECT * FROM json_to_recordset($1::json) AS u(id text, token text, status text, delay_ms double precision,
            last_status_code int, last_error text, record_attempt boolean, number int, trigger text, started_at timestamptz,
-           duration_ms int, status_code int, error text, response_body text)
+           duration_ms int, status_code int, error text, response_body text, counts boolean, stamp boolean,
+           notice_id text, notice_body text, notice_at timestamptz)
        ), present AS (
          SELECT id FROM deliveries WHERE id = ANY ($2::text[])
        ), attempts AS (
@@ -269,14 +308,54 @@ export class DeliveryRepository implements OnApplicationShutdown {
            lease_token = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
        FROM u
        WHERE d.id = ANY ($2::text[]) AND d.id = u.id AND d.lease_token = u.token
-       RETURNING d.id, d.status, d.next_attempt_at
+       RETURNING d.id, d.status, d.next_attempt_at, d.webhook_id, d.store_id, u.counts, u.stamp,
+         u.notice_id, u.notice_body, u.notice_at
+       ), health_changes AS (
+         SELECT webhook_id, bool_or(stamp) AS stamped, count(*) FILTER (WHERE counts)::int AS failed
+         FROM updated WHERE counts OR stamp GROUP BY webhook_id
+       ), health AS (
+         -- A stamped success clears the count (failures of the same batch start it again); a
+         -- failure starts the failing time if none runs.
+         INSERT INTO endpoint_health AS h (webhook_id, last_success_at, failing_since, failures)
+         SELECT webhook_id, CASE WHEN stamped THEN now() END, CASE WHEN failed > 0 THEN now() END, failed FROM health_changes
+         ON CONFLICT (webhook_id) DO UPDATE SET
+           last_success_at = coalesce(excluded.last_success_at, h.last_success_at),
+           failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN excluded.failing_since
+             ELSE coalesce(h.failing_since, excluded.failing_since) END,
+           failures = CASE WHEN excluded.last_success_at IS NOT NULL THEN excluded.failures ELSE h.failures + excluded.failures END
+         RETURNING h.webhook_id, h.failing_since, h.failures
+       ), notices AS (
+         INSERT INTO events (id, store_id, type, body, created_at)
+         SELECT notice_id, store_id, 'webhook.delivery_failed', notice_body, notice_at FROM updated
+         WHERE status = 'failed' AND notice_id IS NOT NULL
+           AND EXISTS (SELECT 1 FROM webhooks w WHERE w.store_id = updated.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events))
+         RETURNING id, store_id
+       ), notice_deliveries AS (
+         INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+         SELECT 'del_' || substr(n.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), n.store_id, n.id, w.id,
+           'webhook.delivery_failed', now()
+         FROM notices n JOIN webhooks w ON w.store_id = n.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events)
+         RETURNING 1
+       ), woken AS (
+         SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM notice_deliveries LIMIT 1) AS any_delivery
        )
-       SELECT id, extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000 AS "dueInMs"
-       FROM updated WHERE status = 'pending'`,
-      values: [JSON.stringify(rows), outcomes.map((o) => o.deliveryId)],
+       SELECT 'retry' AS kind, id, extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000 AS "dueInMs"
+       FROM updated WHERE status = 'pending'
+       UNION ALL
+       SELECT 'failing', webhook_id, NULL FROM health
+       WHERE $3::int IS NOT NULL AND failures >= $3 AND failing_since <= now() - make_interval(secs => $4::double precision / 1000)
+       UNION ALL
+       SELECT 'woken', NULL, NULL FROM woken`,
+      values: [JSON.stringify(rows), outcomes.map((o) => o.deliveryId), thresholds?.minFailures ?? null, thresholds?.afterMs ?? 0],
     });
     const answeredAt = Date.now();
-    return result.rows.map((row) => ({ deliveryId: row.id, dueAt: answeredAt + Number(row.dueInMs) }));
+    const scheduled: ScheduledRetry[] = [];
+    const failing: string[] = [];
+    for (const row of result.rows) {
+      if (row.kind === 'retry') scheduled.push({ deliveryId: row.id, dueAt: answeredAt + Number(row.dueInMs) });
+      else if (row.kind === 'failing') failing.push(row.id);
+    }
+    return { scheduled, failing };
   }
 
   /** Gives claimed deliveries back unattempted (graceful shutdown): due at once for any worker. */

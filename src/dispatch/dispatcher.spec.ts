@@ -24,6 +24,7 @@ function claimed(webhookId: string): ClaimedDelivery {
     id: `del_${sequence}`,
     eventId: `evt_${sequence}`,
     webhookId,
+    eventType: 'order.created',
     attemptNumber: 1,
     cycleAttempt: 1,
     body: '{}',
@@ -68,7 +69,7 @@ class FakeRepository {
   }
   async recordOutcomes(outcomes: AttemptOutcome[]) {
     this.recorded.push(...outcomes);
-    return [];
+    return { scheduled: [], failing: [] };
   }
   async nextDueAt() {
     return null;

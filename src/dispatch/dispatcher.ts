@@ -9,6 +9,7 @@ import { WebhooksService } from '../webhooks/webhooks.service';
 import { AttemptRunner } from './attempt-runner';
 import { AttemptOutcome, ClaimedDelivery, DeliveryRepository, HandOff } from './delivery.repository';
 import { describeAttempt } from './attempt-log';
+import { EndpointHealth } from './endpoint-health';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import { errorMessage, shouldLog } from './failure-log';
 import { InFlight } from './in-flight';
@@ -52,6 +53,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   private readonly runner: AttemptRunner;
   private readonly recorder: OutcomeRecorder;
   private readonly timer: RetryTimer;
+  private readonly health: EndpointHealth;
   private running = false;
   private claiming = false;
   /** The claim round under way, if any (shutdown waits for it: it may still start sends). */
@@ -92,7 +94,15 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       // The one-second sweep still comes; the next claim round asks again.
       (error) => this.logger.debug(`could not look up the next due delivery: ${errorMessage(error)}`),
     );
-    this.recorder = new OutcomeRecorder(deliveries, (batch, scheduled) => this.timer.catchUp(batch, scheduled));
+    this.health = new EndpointHealth(config.endpointDisableAfterMs);
+    const thresholds = {
+      afterMs: config.endpointDisableAfterMs + this.health.stampIntervalMs,
+      minFailures: config.endpointDisableMinFailures,
+    };
+    this.recorder = new OutcomeRecorder({ recordOutcomes: (batch) => deliveries.recordOutcomes(batch, thresholds) }, (batch, recorded) => {
+      this.timer.catchUp(batch, recorded.scheduled);
+      for (const webhookId of recorded.failing) this.disableFailing(webhookId);
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -247,6 +257,8 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       .run(delivery)
       .then((outcome) => {
         if (this.logsAttempts) this.logger.debug(describeAttempt(delivery, outcome));
+        if (outcome.status === 'succeeded') outcome.stampSuccess = this.health.shouldStamp(delivery.webhookId);
+        else if (outcome.attempt) this.health.failed(delivery.webhookId);
         this.record(outcome);
       })
       .catch((error: unknown) => this.logger.error({ err: error }, `delivery ${delivery.id} failed unexpectedly`));
@@ -259,6 +271,16 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         this.wake();
       }
     });
+  }
+
+  /** Several workers may see the same endpoint cross the thresholds: the disabling happens once (WebhooksService.disableFailing). */
+  private disableFailing(webhookId: string): void {
+    this.webhooks
+      .disableFailing(webhookId)
+      .then((disabled) => {
+        if (disabled) this.logger.warn(`disabled endpoint ${webhookId}: no attempt succeeded for ENDPOINT_DISABLE_AFTER_MS`);
+      })
+      .catch((error: unknown) => this.logger.warn(`could not disable failing endpoint ${webhookId}: ${errorMessage(error)}`));
   }
 
   private record(outcome: AttemptOutcome): void {

@@ -1,4 +1,4 @@
-import type { AttemptOutcome, ScheduledRetry } from './delivery.repository';
+import type { AttemptOutcome, RecordedOutcomes } from './delivery.repository';
 import { FLUSH_BATCH, FLUSH_DELAY_MS, FLUSH_RETRY_MS, OutcomeRecorder, type OutcomeWriter } from './outcome-recorder';
 
 function outcome(id: string): AttemptOutcome {
@@ -20,11 +20,11 @@ const refused = Object.assign(new Error('value too long'), { code: '22001' });
 class FakeWriter implements OutcomeWriter {
   batches: string[][] = [];
   failWith: (batch: AttemptOutcome[]) => Error | undefined = () => undefined;
-  async recordOutcomes(outcomes: AttemptOutcome[]): Promise<ScheduledRetry[]> {
+  async recordOutcomes(outcomes: AttemptOutcome[]): Promise<RecordedOutcomes> {
     const error = this.failWith(outcomes);
     if (error) throw error;
     this.batches.push(outcomes.map((o) => o.deliveryId));
-    return [];
+    return { scheduled: [], failing: [] };
   }
 }
 

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../common/database-errors';
 import { errorMessage, shouldLog } from './failure-log';
-import type { AttemptOutcome, ScheduledRetry } from './delivery.repository';
+import type { AttemptOutcome, RecordedOutcomes } from './delivery.repository';
 
 /** Outcomes wait at most this long to be written together (unless FLUSH_BATCH are waiting). */
 export const FLUSH_DELAY_MS = 25;
@@ -10,8 +10,8 @@ export const FLUSH_RETRY_MS = 500;
 export const MAX_FLUSH_BACKOFF_MS = 5_000;
 
 export interface OutcomeWriter {
-  /** Writes the attempt rows and decisions; answers the retries as the database scheduled them. */
-  recordOutcomes(outcomes: AttemptOutcome[]): Promise<ScheduledRetry[]>;
+  /** Writes the attempt rows and decisions; answers the retries as the database scheduled them, and the endpoints to disable. */
+  recordOutcomes(outcomes: AttemptOutcome[]): Promise<RecordedOutcomes>;
 }
 
 /**
@@ -32,8 +32,8 @@ export class OutcomeRecorder {
 
   constructor(
     private readonly writer: OutcomeWriter,
-    /** Called with each written batch and the retries the database scheduled for it. */
-    private readonly onWritten: (batch: AttemptOutcome[], scheduled: ScheduledRetry[]) => void,
+    /** Called with each written batch and what the database answered for it. */
+    private readonly onWritten: (batch: AttemptOutcome[], recorded: RecordedOutcomes) => void,
   ) {}
 
   /** True while the last write failed: claiming waits, so no lease runs out unrecorded. */
@@ -82,8 +82,8 @@ export class OutcomeRecorder {
 
   private async write(batch: AttemptOutcome[]): Promise<void> {
     try {
-      const scheduled = await this.writer.recordOutcomes(batch);
-      this.onWritten(batch, scheduled);
+      const recorded = await this.writer.recordOutcomes(batch);
+      this.onWritten(batch, recorded);
       if (this.failures > 0) this.logger.log(`recorded ${batch.length} outcomes kept through ${this.failures} failed writes`);
       this.failures = 0;
       if (this.outcomes.length > 0) this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);

@@ -97,10 +97,11 @@ export class PublishBatcher {
     let leased: ClaimedDelivery[] = [];
     try {
       const published = await this.events.publishMany(events, this.firstDelayMs, handOff);
-      const bodies = new Map(events.map((event) => [event.id, event.body]));
+      const byId = new Map(events.map((event) => [event.id, event]));
       leased = published.leased.map((delivery) => ({
         ...delivery,
-        body: bodies.get(delivery.eventId)!,
+        eventType: byId.get(delivery.eventId)!.type,
+        body: byId.get(delivery.eventId)!.body,
         attemptNumber: 1,
         cycleAttempt: 1,
         webhookActive: true,

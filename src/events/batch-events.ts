@@ -1,4 +1,4 @@
-import { isEventType, validateEventData } from '../catalogue/event-catalogue';
+import { isEventType, isOperationalEventType, reservedEventTypeMessage, validateEventData } from '../catalogue/event-catalogue';
 import { unknownEventTypeMessage } from '../catalogue/unknown-event-type';
 
 /** Most events in one batch (POST /events/batch, EventPublisher.publishMany). */
@@ -33,6 +33,7 @@ export function batchProblems(events: unknown): string[] {
     for (const key of Object.keys(event)) if (!EVENT_FIELDS.has(key)) problems.push(`${at}.${key} is not allowed`);
     if (type === undefined) problems.push(`${at}.type is required`);
     else if (!isEventType(type)) problems.push(unknownEventTypeMessage(`${at}.type`, type));
+    else if (isOperationalEventType(type)) problems.push(reservedEventTypeMessage(`${at}.type`, type));
     if (data === undefined) problems.push(`${at}.data is required`);
     else if (isEventType(type)) problems.push(...validateEventData(type, data).map((problem) => `${at}.${problem}`));
     else if (typeof data !== 'object' || data === null || Array.isArray(data)) problems.push(`${at}.data must be an object`);

@@ -5,9 +5,9 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { isForeignKeyViolation } from '../common/database-errors';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
-import { EventData, EventType, isEventType, validateEventData } from '../catalogue/event-catalogue';
+import { EventData, EventType, isEventType, isOperationalEventType, validateEventData } from '../catalogue/event-catalogue';
 import { batchProblems } from './batch-events';
-import { buildEnvelope, type Envelope } from './envelope';
+import { buildEnvelope, type Envelope } from '../dispatch/envelope';
 import { EventError } from './event.errors';
 import { EventRepository, type NewEvent } from '../dispatch/event.repository';
 import { PublishBatcher } from '../dispatch/publish-batcher';
@@ -54,7 +54,7 @@ export interface PublishedEvent {
  * How the platform's modules publish events. Inject it and call
  * `publish(storeId, 'order.created', data, { manager })`: the payload is typed per event type, so
  * a wrong one does not compile, and it is checked again at run time. It throws an `EventError`
- * (catch it by class and `code`: `UnknownType`, `InvalidData`, `InvalidBatch`, `StoreNotFound`,
+ * (catch it by class and `code`: `UnknownType`, `ReservedType` (Hookline's own webhook.* types), `InvalidData`, `InvalidBatch`, `StoreNotFound`,
  * `IdempotencyKeyReused`), never an HTTP exception. The event, its deliveries
  * and the workers' wake-up are one statement (EventRepository.publish); `publishMany` does the
  * same for up to 1,000 events at once.
@@ -77,6 +77,7 @@ export class EventPublisher {
 
   async publish<T extends EventType>(storeId: string, type: T, data: EventData<T>, options: PublishOptions = {}): Promise<PublishedEvent> {
     if (!isEventType(type)) throw EventError.unknownType(type);
+    if (isOperationalEventType(type)) throw EventError.reservedType(type);
     const problems = validateEventData(type, data);
     if (problems.length > 0) throw EventError.invalidData(problems);
 

@@ -1,8 +1,10 @@
+import { reservedEventTypeMessage, type OperationalEventType } from '../catalogue/event-catalogue';
 import { unknownEventTypeMessage } from '../catalogue/unknown-event-type';
 import { DomainError, DomainErrorKind } from '../common/domain-error';
 
 export enum EventErrorCode {
   UnknownType = 'unknown_event_type',
+  ReservedType = 'reserved_event_type',
   InvalidData = 'invalid_event_data',
   /** One or more events of a batch are invalid; `problems` names each by its index. */
   InvalidBatch = 'invalid_event_batch',
@@ -22,6 +24,11 @@ export class EventError extends DomainError<EventErrorCode> {
 
   static unknownType(type: unknown): EventError {
     return new EventError(EventErrorCode.UnknownType, DomainErrorKind.Invalid, unknownEventTypeMessage('type', type));
+  }
+
+  /** An operational type (webhook.*): only Hookline publishes those, about a store's own endpoints. */
+  static reservedType(type: OperationalEventType): EventError {
+    return new EventError(EventErrorCode.ReservedType, DomainErrorKind.Invalid, reservedEventTypeMessage('type', type));
   }
 
   /** `problems` names each field of `data` that breaks its type's shape. */

@@ -3,7 +3,7 @@ import { DeliveryLog } from '../dispatch/delivery-log.repository';
 import { DeliveryResponse } from '../dispatch/dto/delivery.response';
 import { describeCatalogue, type EventData, type EventType } from '../catalogue/event-catalogue';
 import type { EventResponse, EventTypeListResponse } from './dto/event.response';
-import type { Envelope } from './envelope';
+import type { Envelope } from '../dispatch/envelope';
 import { EventError } from './event.errors';
 import { type BatchEvent, EventPublisher, type PublishedEvent } from './event-publisher';
 import { EventRepository } from '../dispatch/event.repository';

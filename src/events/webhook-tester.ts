@@ -12,7 +12,7 @@ import { WebhookRepository } from '../webhooks/webhook.repository';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { TEST_EVENT_TYPE, type TestEventData } from '../catalogue/event-catalogue';
 import type { TestDeliveryResponse } from './dto/event.response';
-import { buildEnvelope } from './envelope';
+import { buildEnvelope } from '../dispatch/envelope';
 import { EventRepository } from '../dispatch/event.repository';
 
 /**
@@ -61,8 +61,12 @@ export class WebhookTester {
       previousSecret: sealed.previous ? signingSecret(this.cipher.decrypt(sealed.previous, webhookId)) : undefined,
       headers: webhook.headers,
     });
+    // A test that succeeds is a success like any other for the endpoint's health; one that fails tells nobody.
     await this.deliveries.recordOutcomes([
-      outcomeOf({ deliveryId, leaseToken, attemptNumber: 1, cycleAttempt: 1 }, result, result.succeeded ? 'succeeded' : 'failed', 0),
+      {
+        ...outcomeOf({ deliveryId, leaseToken, attemptNumber: 1, cycleAttempt: 1 }, result, result.succeeded ? 'succeeded' : 'failed', 0),
+        stampSuccess: true,
+      },
     ]);
     return {
       success: result.succeeded,

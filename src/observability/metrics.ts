@@ -1,4 +1,7 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The reasons the disabled-endpoints gauge always shows, 0 included (an inactive endpoint without one was made so by a person). */
+const DISABLED_REASONS = ['manual', 'gone', 'failing'];
 
 /**
  * One registry per application instance (tests boot several apps in one process), holding the
@@ -43,6 +46,25 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Counted by the module that owns the endpoints, when /metrics is read (see countDisabledEndpointsWith). */
+  private countDisabled?: () => Promise<Array<{ reason: string | null; count: number }>>;
+
+  readonly endpointsDisabled = new Gauge({
+    name: 'hookline_endpoints_disabled',
+    help: 'Inactive webhook endpoints, by why they were disabled (manual, gone, failing)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      if (!this.countDisabled) return;
+      // With the database away the last values stay: /metrics answers all the same.
+      const counts = await this.countDisabled().catch(() => undefined);
+      if (!counts) return;
+      const byReason = new Map<string, number>(DISABLED_REASONS.map((reason) => [reason, 0]));
+      for (const { reason, count } of counts) byReason.set(reason ?? 'manual', (byReason.get(reason ?? 'manual') ?? 0) + count);
+      for (const [reason, count] of byReason) this.endpointsDisabled.set({ reason }, count);
+    },
+  });
+
   readonly eventsPublished = new Counter({
     name: 'hookline_events_published_total',
     help: 'Events accepted for delivery',
@@ -51,5 +73,10 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** How the disabled endpoints are counted when /metrics is read (the webhooks module registers it). */
+  countDisabledEndpointsWith(count: () => Promise<Array<{ reason: string | null; count: number }>>): void {
+    this.countDisabled = count;
   }
 }

@@ -19,8 +19,11 @@ export type WebhookChanges = Partial<
   Pick<Webhook, 'name' | 'url' | 'events' | 'isActive' | 'headers' | 'retrySchedule' | 'disabledReason' | 'disabledAt'>
 >;
 
-/** Told inside the transaction that makes an endpoint inactive, so its work ends with it. */
-export type DeactivationHandler = (manager: EntityManager, webhookId: string) => Promise<void>;
+/** The endpoint just made inactive, as it is now (its reason and time already written). */
+export type DeactivatedEndpoint = Pick<Webhook, 'id' | 'storeId' | 'name' | 'url' | 'disabledReason' | 'disabledAt'>;
+
+/** Told inside the transaction that makes an endpoint inactive, so its work ends (or its news goes out) with it. */
+export type DeactivationHandler = (manager: EntityManager, endpoint: DeactivatedEndpoint) => Promise<void>;
 
 /**
  * The pages of GET /webhooks asked for at the same time, read in one prepared statement straight
@@ -110,8 +113,9 @@ export class WebhookRepository {
     return this.webhooks.manager.transaction(async (manager) => {
       const result = await manager.update(Webhook, { id, storeId }, { ...changes, updatedAt: () => 'now()' });
       if (!result.affected) return null;
-      if (changes.isActive === false) for (const handler of onDeactivated) await handler(manager, id);
-      return manager.findOne(Webhook, { where: { id, storeId } });
+      const updated = await manager.findOne(Webhook, { where: { id, storeId } });
+      if (updated && changes.isActive === false) for (const handler of onDeactivated) await handler(manager, updated);
+      return updated;
     });
   }
 
@@ -148,16 +152,27 @@ export class WebhookRepository {
    */
   async disable(id: string, reason: DisabledReason, onDeactivated: readonly DeactivationHandler[]): Promise<boolean> {
     return this.webhooks.manager.transaction(async (manager) => {
-      const rows = await rowsOf<{ id: string }>(
+      // Conditional on is_active: of several workers disabling the same endpoint at once, one does
+      // (the others wait for its row lock, then find it inactive), and its handlers run once.
+      const [endpoint] = await rowsOf<DeactivatedEndpoint>(
         manager,
         `UPDATE webhooks SET is_active = false, disabled_reason = $2, disabled_at = now(), updated_at = now()
-         WHERE id = $1 AND is_active RETURNING id`,
+         WHERE id = $1 AND is_active
+         RETURNING id, store_id AS "storeId", name, url, disabled_reason AS "disabledReason", disabled_at AS "disabledAt"`,
         [id, reason],
       );
-      if (rows.length === 0) return false;
-      for (const handler of onDeactivated) await handler(manager, id);
+      if (!endpoint) return false;
+      for (const handler of onDeactivated) await handler(manager, endpoint);
       return true;
     });
+  }
+
+  /** Inactive endpoints by why they were disabled (the metrics' gauge). */
+  async countDisabled(): Promise<Array<{ reason: DisabledReason | null; count: number }>> {
+    return rowsOf<{ reason: DisabledReason | null; count: number }>(
+      this.webhooks.manager,
+      `SELECT disabled_reason AS reason, count(*)::int AS count FROM webhooks WHERE NOT is_active GROUP BY disabled_reason`,
+    );
   }
 
   /** Deleting cascades to the endpoint's deliveries: nothing more is attempted, retries included. */

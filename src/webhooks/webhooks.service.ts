@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { newId } from '../common/ids';
 import { AppConfig } from '../config/app-config';
 import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
+import { Metrics } from '../observability/metrics';
 import type { CreateWebhookDto } from './dto/create-webhook.dto';
 import type { ListWebhooksQuery } from './dto/list-webhooks.query';
 import type { UpdateWebhookDto } from './dto/update-webhook.dto';
@@ -15,7 +16,7 @@ import { DeactivationHandler, WebhookChanges, WebhookRepository } from './webhoo
 const UPDATABLE = ['name', 'url', 'events', 'isActive', 'headers', 'retrySchedule'] as const;
 
 @Injectable()
-export class WebhooksService {
+export class WebhooksService implements OnModuleInit {
   private readonly deactivationHandlers: DeactivationHandler[] = [];
 
   constructor(
@@ -23,7 +24,12 @@ export class WebhooksService {
     private readonly webhooks: WebhookRepository,
     private readonly urlPolicy: UrlPolicy,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
+    private readonly metrics: Metrics,
   ) {}
+
+  onModuleInit(): void {
+    this.metrics.countDisabledEndpointsWith(() => this.webhooks.countDisabled());
+  }
 
   /**
    * Registers work to end when an endpoint is made inactive (dispatch ends its waiting deliveries);
@@ -107,6 +113,14 @@ export class WebhooksService {
   /** Disables an endpoint that answered 410 Gone; its waiting deliveries end as for any inactive endpoint. */
   async disableGone(id: string): Promise<boolean> {
     return this.webhooks.disable(id, 'gone', this.deactivationHandlers);
+  }
+
+  /**
+   * Disables an endpoint whose attempts have all failed for too long (dispatch decides when,
+   * docs/operations.md). False when it was no longer active: another worker, or a person, came first.
+   */
+  async disableFailing(id: string): Promise<boolean> {
+    return this.webhooks.disable(id, 'failing', this.deactivationHandlers);
   }
 
   /** The endpoint, or `WebhookError.notFound` (also when it belongs to another store: never a 403, which would confirm it exists). */

@@ -1,6 +1,6 @@
 import { newId } from '../common/ids';
 
-/** The JSON body of every delivery, in this key order. */
+/** The JSON body of every delivery, in this key order (dispatch stores it in the event log). */
 export interface Envelope<T extends string = string, D = unknown> {
   id: string;
   type: T;
