@@ -689,7 +689,7 @@ describeInBrowser('dashboard in a browser', () => {
     await signIn(page, ADMIN_KEY);
     await visible(heading(page, 'Event catalogue'));
     await visible(page.locator('.type-card'));
-    await expect(page.locator('.type-card').count()).resolves.toBe(18);
+    await expect(page.locator('.type-card').count()).resolves.toBe(20);
     await expect(page.locator('section.category > h2').allTextContents()).resolves.toEqual([
       'Orders',
       'Payments',
@@ -697,6 +697,7 @@ describeInBrowser('dashboard in a browser', () => {
       'Inventory',
       'Customers',
       'Deliveries',
+      'Webhooks',
     ]);
     const card = page.locator('article', { has: page.getByRole('heading', { name: 'order.created' }) });
     await visible(card.getByRole('rowheader', { name: 'data.orderNumber' }));

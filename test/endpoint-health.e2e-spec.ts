@@ -35,7 +35,7 @@ interface Envelope {
 
 /** The envelope of a request, once its signature verified with the endpoint's secret. */
 function verified(request: ReceivedRequest, webhook: CreatedWebhook): Envelope {
-  return verifyWebhook(webhook.secret, request.headers, request.body) as unknown as Envelope;
+  return verifyWebhook(webhook.secret, request.headers, request.body);
 }
 
 function typeOf(request: ReceivedRequest): string {

@@ -33,7 +33,7 @@ const WEBHOOK_KEYS = [
 ];
 const WITH_SECRET_KEYS = [...WEBHOOK_KEYS, 'secret'].sort();
 
-/** The 18 store event types in their 6 categories. */
+/** The 18 store event types in their 6 categories, then Hookline's 2 operational ones. */
 const CATALOGUE: Record<string, string[]> = {
   Orders: ['order.created', 'order.updated', 'order.cancelled', 'order.completed', 'order.status_changed'],
   Payments: ['payment.received', 'payment.refunded'],
@@ -41,6 +41,7 @@ const CATALOGUE: Record<string, string[]> = {
   Inventory: ['stock.low', 'stock.updated'],
   Customers: ['customer.created', 'customer.updated'],
   Deliveries: ['delivery.batch_started', 'delivery.batch_completed', 'delivery.completed', 'delivery.failed'],
+  Webhooks: ['webhook.disabled', 'webhook.delivery_failed'],
 };
 
 type WebhookRow = Record<string, unknown>;
@@ -494,14 +495,14 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
   });
 
   describe('GET /event-types', () => {
-    it('lists the 18 types in 6 categories, each with a description, an example and a schema', async () => {
+    it('lists the 20 types in 7 categories, each with a description, an example and a schema', async () => {
       const { data } = await expectJson<{ data: Array<Record<string, unknown>> }>(await t.api('/event-types'), 200);
-      expect(data).toHaveLength(18);
+      expect(data).toHaveLength(20);
       expect(data.map((item) => item.type)).toEqual(Object.values(CATALOGUE).flat());
       for (const [category, types] of Object.entries(CATALOGUE)) {
         expect(data.filter((item) => item.category === category).map((item) => item.type)).toEqual(types);
       }
-      expect(new Set(data.map((item) => item.category)).size).toBe(6);
+      expect(new Set(data.map((item) => item.category)).size).toBe(7);
       for (const item of data) {
         expect(Object.keys(item).sort()).toEqual(['category', 'description', 'example', 'schema', 'type']);
         expect(item.description).toEqual(expect.stringMatching(/\S/));
@@ -532,7 +533,7 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
         201,
       );
       const { data } = await expectJson<{ data: unknown[] }>(await t.api('/event-types', { key }), 200);
-      expect(data).toHaveLength(18);
+      expect(data).toHaveLength(20);
     });
   });
 });

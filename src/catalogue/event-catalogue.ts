@@ -272,6 +272,11 @@ export function reservedEventTypeMessage(field: string, type: OperationalEventTy
   return `${field} ${type} is published by Hookline itself (about the store's endpoints) and cannot be published through the API; endpoints can subscribe to it`;
 }
 
+/** The types a producer may publish (POST /events, EventPublisher): all but the operational ones. */
+export const PUBLISHABLE_EVENT_TYPES: readonly EventType[] = Object.freeze(
+  (Object.keys(EVENT_CATALOGUE) as EventType[]).filter((type) => !isOperationalEventType(type)),
+);
+
 /** The catalogue is shared by every module: nobody may change an example by accident. */
 function deepFreeze<T extends object>(value: T): T {
   for (const child of Object.values(value)) {

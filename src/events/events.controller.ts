@@ -91,7 +91,11 @@ export class EventsController {
 
   @Get('event-types')
   @RequireScopes('webhooks:read')
-  @ApiOperation({ summary: 'The 18 event types in 6 categories, each with its data shape and an example' })
+  @ApiOperation({
+    summary: 'The 20 event types in 7 categories, each with its data shape and an example',
+    description:
+      'The `Webhooks` category holds Hookline’s own operational events: endpoints subscribe to them, only Hookline publishes them.',
+  })
   @ApiOkResponse({ type: EventTypeListResponse })
   eventTypes(): EventTypeListResponse {
     return this.events.eventTypes();

@@ -5,7 +5,7 @@ import { byCategory } from './endpoint-form.js';
 
 const EXAMPLE_EVENT = { id: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t', timestamp: '2026-11-22T10:00:00.000Z' };
 
-/** The 18 event types by category: when each fires, its `data` shape and an example body. */
+/** The 20 event types by category: when each fires, its `data` shape and an example body. */
 export async function catalogueView(root, { signal }) {
   root.append(
     title('Event catalogue'),
