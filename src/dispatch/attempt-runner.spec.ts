@@ -122,4 +122,24 @@ describe('AttemptRunner', () => {
     expect(outcome).toMatchObject({ status: 'failed', lastStatusCode: 410, lastError: GONE_ERROR });
     expect(gone).toEqual(['wh_1']);
   });
+
+  it('gives a delivery that ends failed its webhook.delivery_failed event, and one still retried none', async () => {
+    next = answer(500, 'HTTP 500');
+    expect((await runner.run(claimed({ cycleAttempt: 1 }))).failureEvent).toBeUndefined();
+    const { failureEvent } = await runner.run(claimed({ attemptNumber: 3, cycleAttempt: 3 }));
+    expect(JSON.parse(failureEvent!.body)).toMatchObject({
+      id: failureEvent!.id,
+      type: 'webhook.delivery_failed',
+      data: { deliveryId: 'del_1', webhookId: 'wh_1', eventId: 'evt_1', eventType: 'order.created', attemptCount: 3, lastStatusCode: 500 },
+    });
+  });
+
+  it('tells nobody of a failed delivery of an operational event (no loop)', async () => {
+    next = answer(500, 'HTTP 500');
+    for (const eventType of ['webhook.delivery_failed', 'webhook.disabled']) {
+      const outcome = await runner.run(claimed({ eventType, attemptNumber: 3, cycleAttempt: 3 }));
+      expect(outcome).toMatchObject({ status: 'failed' });
+      expect(outcome.failureEvent).toBeUndefined();
+    }
+  });
 });

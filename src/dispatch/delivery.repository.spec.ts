@@ -193,4 +193,97 @@ describe('DeliveryRepository', () => {
     expect(await statusOf(claimed)).toEqual({ status: 'pending', last_error: null });
     expect(await statusOf(other)).toEqual({ status: 'pending', last_error: null });
   });
+
+  describe('endpoint health and webhook.delivery_failed, written with the outcome', () => {
+    const THRESHOLDS = { afterMs: 0, minFailures: 2 };
+
+    beforeEach(async () => {
+      await db.query('DELETE FROM endpoint_health');
+      await db.query(`DELETE FROM events WHERE id <> 'evt_1'`);
+      await db.query(`DELETE FROM webhooks WHERE id = 'wh_watch'`);
+    });
+
+    /** Claims one new delivery to `webhookId` and answers the outcome that ends it. */
+    async function ended(webhookId: string, status: 'failed' | 'succeeded', extra: Partial<AttemptOutcome> = {}): Promise<AttemptOutcome> {
+      const [id] = await due(webhookId);
+      const [claimed] = await repository.claimDue(1, 10_000, 'worker', {
+        ...NO_LIMITS,
+        excluded: webhookId === 'wh_a' ? ['wh_b'] : ['wh_a'],
+      });
+      expect(claimed.id).toBe(id);
+      return {
+        deliveryId: id,
+        leaseToken: 'worker',
+        attempt: {
+          number: 1,
+          trigger: 'scheduled',
+          startedAt: new Date(),
+          durationMs: 5,
+          statusCode: 500,
+          error: 'HTTP 500',
+          responseBody: null,
+        },
+        status,
+        retryDelayMs: 0,
+        decidedAt: Date.now(),
+        lastStatusCode: status === 'failed' ? 500 : 200,
+        lastError: status === 'failed' ? 'HTTP 500' : null,
+        ...extra,
+      };
+    }
+
+    const health = async (webhookId: string) =>
+      (
+        await db.query<{ failures: number; failing: boolean; succeeded: boolean }>(
+          `SELECT failures, failing_since IS NOT NULL AS failing, last_success_at IS NOT NULL AS succeeded FROM endpoint_health WHERE webhook_id = $1`,
+          [webhookId],
+        )
+      )[0];
+
+    it('counts deliveries that end failed after an attempt, and answers the endpoint once it crosses the thresholds', async () => {
+      expect(await repository.recordOutcomes([await ended('wh_a', 'failed')], THRESHOLDS)).toEqual({ scheduled: [], failing: [] });
+      expect(await health('wh_a')).toEqual({ failures: 1, failing: true, succeeded: false });
+      expect(await repository.recordOutcomes([await ended('wh_a', 'failed')], THRESHOLDS)).toEqual({ scheduled: [], failing: ['wh_a'] });
+      // Not yet failing for long enough.
+      expect((await repository.recordOutcomes([await ended('wh_a', 'failed')], { afterMs: 60_000, minFailures: 2 })).failing).toEqual([]);
+    });
+
+    it('does not count a delivery ended for an inactive endpoint (no attempt), nor a person’s test', async () => {
+      await repository.recordOutcomes([await ended('wh_a', 'failed', { attempt: null })], THRESHOLDS);
+      await repository.recordOutcomes([await ended('wh_a', 'failed', { probe: true })], THRESHOLDS);
+      expect(await health('wh_a')).toBeUndefined();
+    });
+
+    it('clears the count with a stamped success, and not with an unstamped one', async () => {
+      await repository.recordOutcomes([await ended('wh_a', 'failed')], THRESHOLDS);
+      await repository.recordOutcomes([await ended('wh_a', 'succeeded')], THRESHOLDS);
+      expect(await health('wh_a')).toEqual({ failures: 1, failing: true, succeeded: false });
+      await repository.recordOutcomes([await ended('wh_a', 'succeeded', { stampSuccess: true })], THRESHOLDS);
+      expect(await health('wh_a')).toEqual({ failures: 0, failing: false, succeeded: true });
+      await dataSource.transaction((manager) => repository.clearHealth(manager, 'wh_a'));
+      expect(await health('wh_a')).toBeUndefined();
+    });
+
+    it('writes webhook.delivery_failed with its deliveries only when an active endpoint of the store subscribes', async () => {
+      const event = { id: 'evt_notice1', createdAt: new Date(), body: '{"id":"evt_notice1","type":"webhook.delivery_failed"}' };
+      await repository.recordOutcomes([await ended('wh_a', 'failed', { failureEvent: event })]);
+      expect(await db.query(`SELECT id FROM events WHERE id = 'evt_notice1'`)).toEqual([]);
+
+      await db.query(
+        `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted) VALUES ('wh_watch', 'st_default', 'watch', 'https://x.test/', '{webhook.delivery_failed}', 'sealed')`,
+      );
+      await repository.recordOutcomes([await ended('wh_a', 'failed', { failureEvent: event })]);
+      expect(await db.query(`SELECT type, body FROM events WHERE id = 'evt_notice1'`)).toEqual([
+        { type: 'webhook.delivery_failed', body: event.body },
+      ]);
+      expect(await db.query(`SELECT webhook_id, event_type, status FROM deliveries WHERE event_id = 'evt_notice1'`)).toEqual([
+        { webhook_id: 'wh_watch', event_type: 'webhook.delivery_failed', status: 'pending' },
+      ]);
+
+      // An outcome the worker no longer holds the lease for writes nothing.
+      const late = await ended('wh_a', 'failed', { failureEvent: { ...event, id: 'evt_notice2' } });
+      await repository.recordOutcomes([{ ...late, leaseToken: 'someone-else' }]);
+      expect(await db.query(`SELECT id FROM events WHERE id = 'evt_notice2'`)).toEqual([]);
+    });
+  });
 });

@@ -52,6 +52,8 @@ export interface AttemptOutcome {
   failureEvent?: OperationalEvent;
   /** For `succeeded`: write the endpoint's last success (EndpointHealth says when it is worth it). */
   stampSuccess?: boolean;
+  /** A person's test of the endpoint: its failure does not count against the endpoint's health. */
+  probe?: boolean;
 }
 
 /** When an endpoint that keeps failing is disabled (ENDPOINT_DISABLE_AFTER_MS, ENDPOINT_DISABLE_MIN_FAILURES). */
@@ -266,7 +268,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
         status_code: o.attempt?.statusCode ?? null,
         error: o.attempt?.error ?? null,
         response_body: o.attempt?.responseBody ?? null,
-        counts: o.status === 'failed' && o.attempt !== null,
+        counts: o.status === 'failed' && o.attempt !== null && o.probe !== true,
         stamp: o.status === 'succeeded' && o.stampSuccess === true,
         notice_id: o.failureEvent?.id ?? null,
         notice_body: o.failureEvent?.body ?? null,

@@ -61,11 +61,13 @@ export class WebhookTester {
       previousSecret: sealed.previous ? signingSecret(this.cipher.decrypt(sealed.previous, webhookId)) : undefined,
       headers: webhook.headers,
     });
-    // A test that succeeds is a success like any other for the endpoint's health; one that fails tells nobody.
+    // As with a 410, a person probing an endpoint should see the answer, not count against it: a
+    // test that fails neither counts toward disabling it nor tells anyone; one that succeeds is a success.
     await this.deliveries.recordOutcomes([
       {
         ...outcomeOf({ deliveryId, leaseToken, attemptNumber: 1, cycleAttempt: 1 }, result, result.succeeded ? 'succeeded' : 'failed', 0),
         stampSuccess: true,
+        probe: true,
       },
     ]);
     return {

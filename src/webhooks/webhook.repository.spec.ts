@@ -71,4 +71,18 @@ describe('WebhookRepository.insertWithinLimit', () => {
     expect(results.filter((row) => row !== null)).toHaveLength(3);
     expect(await countIn('st_c')).toBe(3);
   });
+
+  it('disables an active endpoint once among concurrent callers, telling the handlers what it is now', async () => {
+    const stored = (await repository.insertWithinLimit(webhook('st_a'), 100))!;
+    const told: Array<{ id: string; disabledReason: string | null; disabledAt: Date | null; name: string }> = [];
+    const handler = async (_manager: unknown, endpoint: (typeof told)[number]) => {
+      told.push(endpoint);
+    };
+    const results = await Promise.all(Array.from({ length: 5 }, () => repository.disable(stored.id, 'failing', [handler])));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(told).toEqual([
+      expect.objectContaining({ id: stored.id, name: stored.name, disabledReason: 'failing', disabledAt: expect.any(Date) }),
+    ]);
+    expect(await repository.countDisabled()).toEqual([{ reason: 'failing', count: 1 }]);
+  });
 });
