@@ -123,7 +123,14 @@ describe('endpoint health (RETRY_SCHEDULE_MS=0, ENDPOINT_DISABLE_AFTER_MS=1500ms
       400,
       "type webhook.disabled is published by Hookline itself (about the store's endpoints) and cannot be published through the API; endpoints can subscribe to it",
     );
+    const order = { type: 'order.created', data: orderData(1) };
+    await expectError(
+      await t.api('/events/batch', { method: 'POST', json: { events: [order, { type: 'webhook.delivery_failed', data: {} }] } }),
+      400,
+      "events[1].type webhook.delivery_failed is published by Hookline itself (about the store's endpoints) and cannot be published through the API; endpoints can subscribe to it",
+    );
     expect(await eventCount(t.db, 'st_default', 'webhook.disabled')).toBe(before);
+    expect(await eventCount(t.db, 'st_default', 'order.created')).toBe(0);
   });
 
   it('disables an endpoint that only fails, once, for failing, and tells the store’s other endpoints with signed events', async () => {
