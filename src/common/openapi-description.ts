@@ -57,7 +57,9 @@ refused or reset connection, a TLS error. A delivery has ${attempts} attempt${at
   } unless its endpoint has its own \`retrySchedule\`; then it is \`failed\`, and \`POST /deliveries/{id}/retry\` sends the same event id and body again.${jitter}
 A 429 or 503 with \`Retry-After\` (seconds or an HTTP date) puts the next attempt at least that far off
 (at most ${seconds(config.retryAfterMaxMs)}). A 410 Gone ends the delivery at once and disables the endpoint
-(\`disabledReason: "gone"\`) until it is re-enabled.
+(\`disabledReason: "gone"\`) until it is re-enabled; so does failing for ${duration(config.endpointDisableAfterMs)} with no attempt succeeding
+and at least ${config.endpointDisableMinFailures} deliveries ended \`failed\` (\`disabledReason: "failing"\`). An endpoint can subscribe to
+\`webhook.disabled\` and \`webhook.delivery_failed\` to hear of the store's other endpoints' trouble.
 Delivery is at least once (the same event can arrive twice) and in no promised order.
 
 ## Verifying a delivery
@@ -112,6 +114,14 @@ def verify_webhook(secret: str, headers, raw_body: bytes, tolerance_ms=5 * 60 * 
     return json.loads(raw_body)
 \`\`\`
 `;
+}
+
+/** `5 d`, `12 h`, `90 s`: the largest unit that divides it. */
+function duration(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['min', 60_000]] as const) {
+    if (ms % size === 0) return `${ms / size} ${unit}`;
+  }
+  return seconds(ms);
 }
 
 function seconds(ms: number): string {
