@@ -118,7 +118,11 @@ def verify_webhook(secret: str, headers, raw_body: bytes, tolerance_ms=5 * 60 * 
 
 /** `5 d`, `12 h`, `90 s`: the largest unit that divides it. */
 function duration(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['min', 60_000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+  ] as const) {
     if (ms % size === 0) return `${ms / size} ${unit}`;
   }
   return seconds(ms);
