@@ -124,7 +124,7 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
       try {
         const token = randomUUID();
         let started = performance.now();
-        const rows = await repo.claimDue(sizes.batch, 32_000, token, limits);
+        const rows = (await repo.claimDue(sizes.batch, 32_000, token, limits)).deliveries;
         const claimTook = performance.now() - started;
         claimed = rows.length;
         const outcomes = succeededOutcomes(rows, token);

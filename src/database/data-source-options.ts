@@ -2,6 +2,7 @@ import { DataSourceOptions } from 'typeorm';
 import { InitialSchema1795377000000 } from './migrations/1795377000000-InitialSchema';
 import { EndpointSettings1795600000000 } from './migrations/1795600000000-EndpointSettings';
 import { AttemptTrigger1795634000000 } from './migrations/1795634000000-AttemptTrigger';
+import { EndpointFlowControl1795700000000 } from './migrations/1795700000000-EndpointFlowControl';
 import { EndpointHealth1795710000000 } from './migrations/1795710000000-EndpointHealth';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
@@ -9,6 +10,7 @@ export const MIGRATIONS = [
   InitialSchema1795377000000,
   EndpointSettings1795600000000,
   AttemptTrigger1795634000000,
+  EndpointFlowControl1795700000000,
   EndpointHealth1795710000000,
 ];
 

@@ -21,7 +21,7 @@ function claimed(overrides: Partial<ClaimedDelivery> = {}): ClaimedDelivery {
     headers: {},
     retrySchedule: null,
     webhookActive: true,
-    lockedCount: 1,
+    ordered: false,
     ...overrides,
   };
 }

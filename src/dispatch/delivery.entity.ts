@@ -39,6 +39,10 @@ export class Delivery {
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
   nextAttemptAt: Date | null;
 
+  /** Created for an ordered endpoint: goes out only after the endpoint's earlier deliveries end. */
+  @Column({ type: 'boolean' })
+  ordered: boolean;
+
   @Column({ name: 'lease_token', type: 'text', nullable: true })
   leaseToken: string | null;
 

@@ -59,29 +59,31 @@ describe('DeliveryRepository', () => {
   it('claims due deliveries with what sending needs, leases them, and never hands the same one out twice', async () => {
     await due('wh_a', 3);
     const [first, second] = await Promise.all([
-      repository.claimDue(2, 10_000, 'lease-1', NO_LIMITS),
-      repository.claimDue(2, 10_000, 'lease-2', NO_LIMITS),
+      repository.claimDue(2, 10_000, 'lease-1', NO_LIMITS).then((c) => c.deliveries),
+      repository.claimDue(2, 10_000, 'lease-2', NO_LIMITS).then((c) => c.deliveries),
     ]);
     const ids = [...first, ...second].map((d) => d.id);
     expect(new Set(ids).size).toBe(3);
     expect(first[0] ?? second[0]).toMatchObject({ body: '{"id":"evt_1"}', url: 'https://x.test/', attemptNumber: 1, cycleAttempt: 1 });
-    expect(await repository.claimDue(10, 10_000, 'lease-3', NO_LIMITS)).toEqual([]);
+    expect(await repository.claimDue(10, 10_000, 'lease-3', NO_LIMITS).then((c) => c.deliveries)).toEqual([]);
   });
 
   it('leaves a full endpoint’s deliveries alone and takes only the free slots of a busy one', async () => {
     await due('wh_a', 3);
     await due('wh_b', 3);
-    const claimed = await repository.claimDue(10, 10_000, 'lease', {
-      excluded: ['wh_a'],
-      partial: [{ webhookId: 'wh_b', available: 2 }],
-      perEndpoint: 4,
-    });
+    const claimed = await repository
+      .claimDue(10, 10_000, 'lease', {
+        excluded: ['wh_a'],
+        partial: [{ webhookId: 'wh_b', available: 2 }],
+        perEndpoint: 4,
+      })
+      .then((c) => c.deliveries);
     expect(claimed.map((d) => d.webhookId)).toEqual(['wh_b', 'wh_b']);
   });
 
   it('records an attempt and the decision only for the worker that holds the lease', async () => {
     const [id] = await due('wh_a');
-    await repository.claimDue(1, 10_000, 'mine', NO_LIMITS);
+    await repository.claimDue(1, 10_000, 'mine', NO_LIMITS).then((c) => c.deliveries);
     const outcome = (token: string): AttemptOutcome => ({
       deliveryId: id,
       leaseToken: token,
@@ -119,7 +121,7 @@ describe('DeliveryRepository', () => {
   it('keeps what started each attempt: a retry by hand starts its cycle with a manual attempt, interrupted or not', async () => {
     const [id] = await due('wh_a');
     const record = async (status: 'failed' | 'pending') => {
-      const [claimed] = await repository.claimDue(1, 10_000, 'worker', NO_LIMITS);
+      const [claimed] = await repository.claimDue(1, 10_000, 'worker', NO_LIMITS).then((c) => c.deliveries);
       const attempt = {
         number: claimed.attemptNumber,
         startedAt: new Date(),
@@ -148,8 +150,8 @@ describe('DeliveryRepository', () => {
     await record('failed');
     await log.restart('st_default', id);
     // This cycle's first attempt dies with its worker: the row put in its place keeps its trigger.
-    await repository.claimDue(1, 0, 'dead-worker', NO_LIMITS);
-    await repository.claimDue(1, 10_000, 'next-worker', NO_LIMITS);
+    await repository.claimDue(1, 0, 'dead-worker', NO_LIMITS).then((c) => c.deliveries);
+    await repository.claimDue(1, 10_000, 'next-worker', NO_LIMITS).then((c) => c.deliveries);
     expect((await log.attemptsOf(id)).map(({ number, trigger, error }) => ({ number, trigger, error }))).toEqual([
       { number: 1, trigger: 'scheduled', error: 'HTTP 500' },
       { number: 2, trigger: 'manual', error: 'HTTP 500' },
@@ -160,17 +162,19 @@ describe('DeliveryRepository', () => {
 
   it('records the attempt of a worker that died mid-attempt as interrupted when its lease is claimed again', async () => {
     const [id] = await due('wh_a');
-    await repository.claimDue(1, 0, 'dead-worker', NO_LIMITS);
-    const [again] = await repository.claimDue(1, 10_000, 'next-worker', NO_LIMITS);
+    await repository.claimDue(1, 0, 'dead-worker', NO_LIMITS).then((c) => c.deliveries);
+    const [again] = await repository.claimDue(1, 10_000, 'next-worker', NO_LIMITS).then((c) => c.deliveries);
     expect(again).toMatchObject({ id, attemptNumber: 2 });
     expect(await log.attemptsOf(id)).toEqual([expect.objectContaining({ number: 1, error: INTERRUPTED_ATTEMPT_ERROR })]);
   });
 
   it('gives unattempted claims back, due at once for any worker', async () => {
     const [id] = await due('wh_a');
-    await repository.claimDue(1, 60_000, 'leaving', NO_LIMITS);
+    await repository.claimDue(1, 60_000, 'leaving', NO_LIMITS).then((c) => c.deliveries);
     await repository.releaseLeases([id], 'leaving');
-    expect(await repository.claimDue(1, 10_000, 'other', NO_LIMITS)).toEqual([expect.objectContaining({ id, attemptNumber: 1 })]);
+    expect(await repository.claimDue(1, 10_000, 'other', NO_LIMITS).then((c) => c.deliveries)).toEqual([
+      expect.objectContaining({ id, attemptNumber: 1 }),
+    ]);
   });
 
   it('ends the waiting deliveries of an endpoint made inactive, in the caller’s transaction, and leaves claimed ones to their worker', async () => {
@@ -206,10 +210,12 @@ describe('DeliveryRepository', () => {
     /** Claims one new delivery to `webhookId` and answers the outcome that ends it. */
     async function ended(webhookId: string, status: 'failed' | 'succeeded', extra: Partial<AttemptOutcome> = {}): Promise<AttemptOutcome> {
       const [id] = await due(webhookId);
-      const [claimed] = await repository.claimDue(1, 10_000, 'worker', {
-        ...NO_LIMITS,
-        excluded: webhookId === 'wh_a' ? ['wh_b'] : ['wh_a'],
-      });
+      const [claimed] = (
+        await repository.claimDue(1, 10_000, 'worker', {
+          ...NO_LIMITS,
+          excluded: webhookId === 'wh_a' ? ['wh_b'] : ['wh_a'],
+        })
+      ).deliveries;
       expect(claimed.id).toBe(id);
       return {
         deliveryId: id,

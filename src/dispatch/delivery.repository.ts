@@ -29,12 +29,24 @@ export interface ClaimedDelivery {
   /** The endpoint's own schedule, or null for the deployment's. */
   retrySchedule: number[] | null;
   webhookActive: boolean;
+  /** Created for an ordered endpoint: its end releases the endpoint's next delivery. */
+  ordered: boolean;
+}
+
+/** What one claim took, and what it saw. */
+export interface ClaimBatch {
+  deliveries: ClaimedDelivery[];
   /**
-   * Due rows the claim looked at, before the per-endpoint slots cut it down: when it is the whole
-   * `limit`, more are due than were claimed.
+   * Due rows the claim looked at, before the per-endpoint slots, order and rate limits cut it
+   * down: when it is the whole `limit`, more are due than were claimed.
    */
   lockedCount: number;
+  /** When the deliveries a rate limit put off come due (this process's clock), one entry per second. */
+  deferredDueAt: number[];
 }
+
+/** A claimed delivery as the claim statement answers it, with the claim's figures on every row. */
+type ClaimRow = ClaimedDelivery & { lockedCount: number; deferredDueInMs: Array<number | string> | null };
 
 /** The result of one attempt and the decision taken on it, written together. */
 export interface AttemptOutcome {
@@ -151,7 +163,19 @@ function recordOutcomesCtes(columns: string, extra: string): string {
         lease_token = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
     WHERE d.id = ANY ($2::text[]) AND d.id = u.id AND d.lease_token = u.token
-    RETURNING d.id, d.status, d.next_attempt_at${extra}
+    RETURNING d.id, d.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint${extra}
+  ), released AS (
+    -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
+    -- filtered on being held: a claim holding it right now is waited for, then overridden.
+    UPDATE deliveries n SET next_attempt_at = coalesce(n.next_attempt_at, now()), updated_at = now()
+    FROM (SELECT DISTINCT endpoint FROM updated WHERE ordered AND status <> 'pending') ended
+    CROSS JOIN LATERAL (
+      SELECT p.id FROM deliveries p
+      WHERE p.webhook_id = ended.endpoint AND p.status = 'pending' AND p.ordered AND NOT (p.id = ANY ($2::text[]))
+      ORDER BY p.event_id LIMIT 1
+    ) next
+    WHERE n.id = next.id AND n.status = 'pending'
+    RETURNING n.id
   )`;
 }
 
@@ -192,9 +216,9 @@ const RECORD_WITH_HEALTH = `${recordOutcomesCtes(
       AND EXISTS (SELECT 1 FROM webhooks w WHERE w.store_id = updated.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events))
     RETURNING id, store_id
   ), notice_deliveries AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || substr(n.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), n.store_id, n.id, w.id,
-      'webhook.delivery_failed', now()
+      'webhook.delivery_failed', now(), w.ordered
     FROM notices n JOIN webhooks w ON w.store_id = n.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events)
     RETURNING 1
   ), woken AS (
@@ -257,30 +281,79 @@ export class DeliveryRepository implements OnApplicationShutdown {
 
   /**
    * Claims up to `limit` due deliveries for this worker (FOR UPDATE SKIP LOCKED: workers never
-   * claim the same row), respecting per-endpoint slots, and leases them for `leaseMs`.
+   * claim the same row), respecting per-endpoint slots, ordered endpoints and rate limits, and
+   * leases them for `leaseMs`.
    *
    * A due row that still holds a lease belongs to a worker that died mid-attempt (the lease ran
    * out): its attempt is recorded as interrupted here, in the same statement, since the claiming
    * worker's timer fires at the lease's end, before the sweep would see it (a gap in the attempt
    * log otherwise).
+   *
+   * Flow control (docs/reliability.md), in the same statement, so that every worker sees it:
+   * - An ordered delivery goes only when no earlier delivery (by event id) of its endpoint is
+   *   pending; one that must wait is held (`next_attempt_at` NULL) and leaves the due index until
+   *   recordOutcomes releases it, so a long queue behind one delivery is not read by every claim.
+   * - A rate-limited endpoint's deliveries count against its row of `endpoint_rate_windows` (the
+   *   requests of the current second of the database clock), locked by the upsert, so concurrent
+   *   claims take turns on it. The n-th request of a second goes out when n ≤ the limit; the
+   *   others are put off to the second their place in line gives them (none dropped).
+   * Deliveries of endpoints with neither setting pass through both steps untouched: one lookup of
+   * the endpoint per claim, and nothing written.
    */
-  async claimDue(limit: number, leaseMs: number, leaseToken: string, limits: EndpointLimits): Promise<ClaimedDelivery[]> {
+  async claimDue(limit: number, leaseMs: number, leaseToken: string, limits: EndpointLimits): Promise<ClaimBatch> {
     // A named (prepared) statement: planning it cost 1 ms of PostgreSQL CPU per claim.
-    const result = await this.pool.query<ClaimedDelivery>({
+    const result = await this.pool.query<ClaimRow>({
       name: 'hookline-claim',
       text: `WITH locked AS (
-         SELECT id, webhook_id, next_attempt_at, lease_token, attempt_count, cycle_attempts FROM deliveries
+         SELECT id, webhook_id, event_id, ordered, next_attempt_at, lease_token, attempt_count, cycle_attempts FROM deliveries
          WHERE status = 'pending' AND next_attempt_at <= now() + make_interval(secs => $8::double precision / 1000)
            AND NOT (webhook_id = ANY($1::text[]))
          ORDER BY next_attempt_at
          LIMIT $2
          FOR UPDATE SKIP LOCKED
+       ), gated AS (
+         SELECT l.*, (NOT l.ordered OR NOT EXISTS (
+           SELECT 1 FROM deliveries p
+           WHERE p.webhook_id = l.webhook_id AND p.status = 'pending' AND p.ordered AND p.event_id < l.event_id
+         )) AS free
+         FROM locked l
+       ), held AS (
+         UPDATE deliveries d SET next_attempt_at = NULL, updated_at = now()
+         FROM gated g WHERE d.id = g.id AND NOT g.free AND g.lease_token IS NULL
+         RETURNING d.id
        ), ranked AS (
-         SELECT id, webhook_id, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at) AS rn FROM locked
-       ), chosen AS (
-         SELECT r.id FROM ranked r
+         SELECT id, webhook_id, lease_token, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn
+         FROM gated WHERE free
+       ), fitting AS (
+         SELECT r.id, r.webhook_id, r.lease_token, r.rn FROM ranked r
          LEFT JOIN unnest($3::text[], $4::int[]) AS a(webhook_id, available) ON a.webhook_id = r.webhook_id
          WHERE r.rn <= COALESCE(a.available, $5)
+       ), limited AS (
+         SELECT f.webhook_id, w.rate_limit_per_second AS per_second, f.wanted
+         FROM (SELECT webhook_id, count(*)::int AS wanted FROM fitting GROUP BY webhook_id) f
+         JOIN webhooks w ON w.id = f.webhook_id
+         WHERE w.rate_limit_per_second IS NOT NULL
+       ), windows AS (
+         INSERT INTO endpoint_rate_windows AS r (webhook_id, window_start, requests)
+         -- In endpoint order, so that two claims lock the rows of several endpoints in the same order.
+         SELECT webhook_id, date_trunc('second', now()), wanted FROM limited ORDER BY webhook_id
+         ON CONFLICT (webhook_id) DO UPDATE SET
+           requests = CASE WHEN r.window_start = excluded.window_start THEN r.requests + excluded.requests ELSE excluded.requests END,
+           window_start = excluded.window_start
+         RETURNING webhook_id, window_start, requests
+       ), quota AS (
+         SELECT l.webhook_id, l.per_second, w.window_start, w.requests - l.wanted AS before
+         FROM limited l JOIN windows w ON w.webhook_id = l.webhook_id
+       ), chosen AS (
+         SELECT f.id FROM fitting f LEFT JOIN quota q ON q.webhook_id = f.webhook_id
+         WHERE q.webhook_id IS NULL OR q.before + f.rn <= q.per_second
+       ), deferred AS (
+         UPDATE deliveries d
+         SET next_attempt_at = q.window_start + make_interval(secs => ((q.before + f.rn - 1) / q.per_second)::double precision),
+           updated_at = now()
+         FROM fitting f JOIN quota q ON q.webhook_id = f.webhook_id
+         WHERE d.id = f.id AND q.before + f.rn > q.per_second AND f.lease_token IS NULL
+         RETURNING d.next_attempt_at
        ), interrupted AS (
          INSERT INTO delivery_attempts (delivery_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
          SELECT l.id, l.attempt_count,
@@ -289,18 +362,24 @@ export class DeliveryRepository implements OnApplicationShutdown {
          FROM locked l JOIN chosen c ON c.id = l.id
          WHERE l.lease_token IS NOT NULL AND l.attempt_count > 0
          ON CONFLICT DO NOTHING
+       ), claimed AS (
+         UPDATE deliveries d
+         SET next_attempt_at = now() + make_interval(secs => $6::double precision / 1000), lease_token = $7,
+             attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
+         FROM chosen c, events e, webhooks w
+         WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
+         RETURNING d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",
+           d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
+           d.event_type AS "eventType", e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
+           CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
+           w.headers, w.retry_schedule AS "retrySchedule", d.ordered
        )
-       UPDATE deliveries d
-       SET next_attempt_at = now() + make_interval(secs => $6::double precision / 1000), lease_token = $7,
-           attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
-       FROM chosen c, events e, webhooks w
-       WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
-       RETURNING d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",
-         d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
-         d.event_type AS "eventType", e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
-         CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
-         w.headers, w.retry_schedule AS "retrySchedule",
-         (SELECT count(*) FROM locked)::int AS "lockedCount"`,
+       -- One row even when nothing was claimed: it carries how many rows were due and when put-off ones come due.
+       SELECT c.*, m."lockedCount", m."deferredDueInMs"
+       FROM (SELECT (SELECT count(*) FROM locked)::int AS "lockedCount",
+           (SELECT array_agg(DISTINCT extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000) FROM deferred) AS "deferredDueInMs"
+         ) m
+       LEFT JOIN claimed c ON true`,
       values: [
         limits.excluded,
         limit,
@@ -312,7 +391,13 @@ export class DeliveryRepository implements OnApplicationShutdown {
         CLAIM_EARLY_MS,
       ],
     });
-    return result.rows;
+    const answeredAt = Date.now();
+    const meta = result.rows[0];
+    return {
+      deliveries: result.rows.filter((row) => row.id !== null).map(({ lockedCount: _l, deferredDueInMs: _d, ...delivery }) => delivery),
+      lockedCount: meta?.lockedCount ?? 0,
+      deferredDueAt: (meta?.deferredDueInMs ?? []).map((ms) => answeredAt + Number(ms)),
+    };
   }
 
   /**
@@ -406,6 +491,29 @@ export class DeliveryRepository implements OnApplicationShutdown {
        WHERE id = ANY($1::text[]) AND lease_token = $2`,
       [ids, leaseToken],
     );
+  }
+
+  /**
+   * Releases the first waiting delivery of each ordered endpoint when it is held with nothing ahead
+   * of it: the safety net under recordOutcomes's release, for a claim that held a delivery on a view
+   * taken just before the one ahead of it ended. Reads one index entry per ordered endpoint with
+   * pending deliveries (a skip scan), nothing when there are none.
+   */
+  async releaseStalledOrdered(): Promise<number> {
+    const result = await this.pool.query({
+      name: 'hookline-release-stalled',
+      text: `WITH RECURSIVE heads AS (
+         (SELECT webhook_id, id, next_attempt_at FROM deliveries WHERE status = 'pending' AND ordered ORDER BY webhook_id, event_id LIMIT 1)
+         UNION ALL
+         SELECT n.webhook_id, n.id, n.next_attempt_at FROM heads h CROSS JOIN LATERAL (
+           SELECT webhook_id, id, next_attempt_at FROM deliveries
+           WHERE status = 'pending' AND ordered AND webhook_id > h.webhook_id ORDER BY webhook_id, event_id LIMIT 1
+         ) n
+       )
+       UPDATE deliveries d SET next_attempt_at = now(), updated_at = now()
+       FROM heads h WHERE d.id = h.id AND h.next_attempt_at IS NULL AND d.status = 'pending' AND d.next_attempt_at IS NULL`,
+    });
+    return result.rowCount ?? 0;
   }
 
   /** When the next pending delivery is due (or a lease ends), if any. */

@@ -3,7 +3,7 @@ import type { PgNotifier } from '../database/pg-notifier';
 import type { Metrics } from '../observability/metrics';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SecretCipher } from '../webhooks/secret-cipher';
-import type { AttemptOutcome, ClaimedDelivery, DeliveryRepository, EndpointLimits } from './delivery.repository';
+import type { AttemptOutcome, ClaimBatch, ClaimedDelivery, DeliveryRepository, EndpointLimits } from './delivery.repository';
 import { Dispatcher } from './dispatcher';
 import type { SendResult, WebhookSender } from './webhook-sender';
 
@@ -34,7 +34,7 @@ function claimed(webhookId: string): ClaimedDelivery {
     headers: {},
     retrySchedule: null,
     webhookActive: true,
-    lockedCount: 0,
+    ordered: false,
   };
 }
 
@@ -48,7 +48,7 @@ class FakeRepository {
   released: string[] = [];
   failClaims = 0;
 
-  async claimDue(limit: number, _leaseMs: number, _token: string, limits: EndpointLimits): Promise<ClaimedDelivery[]> {
+  async claimDue(limit: number, _leaseMs: number, _token: string, limits: EndpointLimits): Promise<ClaimBatch> {
     this.claims.push({ limit, limits: structuredClone(limits) });
     if (this.failClaims > 0) {
       this.failClaims--;
@@ -65,7 +65,7 @@ class FakeRepository {
       taken.push(delivery);
     }
     this.due = this.due.filter((d) => !taken.includes(d));
-    return taken.map((d) => ({ ...d, lockedCount: locked }));
+    return { deliveries: taken, lockedCount: locked, deferredDueAt: [] };
   }
   async recordOutcomes(outcomes: AttemptOutcome[]) {
     this.recorded.push(...outcomes);

@@ -227,11 +227,13 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         }
         const limit = Math.min(room, CLAIM_BATCH);
         this.claimRequested = false;
-        const claimed = await this.deliveries.claimDue(limit, this.leaseMs, this.leaseToken, this.inFlight.endpointLimits());
-        for (const delivery of claimed) this.start(delivery);
+        const claim = await this.deliveries.claimDue(limit, this.leaseMs, this.leaseToken, this.inFlight.endpointLimits());
+        for (const delivery of claim.deliveries) this.start(delivery);
+        // Put off by a rate limit: due again in a later second, which this worker claims on time.
+        for (const at of claim.deferredDueAt) this.timer.scheduleDeferred(at);
         // More are due than this claim took: claim again (as soon as enough slots are free). When
         // the per-endpoint slots cut the claim down, a freed slot of that endpoint wakes us.
-        if ((claimed[0]?.lockedCount ?? 0) >= limit) this.claimRequested = true;
+        if (claim.lockedCount >= limit) this.claimRequested = true;
       } while (this.claimRequested && this.running);
       if (this.claimFailures > 0) this.logger.log(`claiming again after ${this.claimFailures} failed claims`);
       this.backoffMs = 0;
@@ -259,7 +261,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         if (this.logsAttempts) this.logger.debug(describeAttempt(delivery, outcome));
         if (outcome.status === 'succeeded') outcome.stampSuccess = this.health.shouldStamp(delivery.webhookId);
         else if (outcome.attempt) this.health.failed(delivery.webhookId);
-        this.record(outcome);
+        this.record(delivery, outcome);
       })
       .catch((error: unknown) => this.logger.error({ err: error }, `delivery ${delivery.id} failed unexpectedly`));
     this.inFlight.track(delivery, send, (leftForEndpoint) => {
@@ -283,8 +285,11 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       .catch((error: unknown) => this.logger.warn(`could not disable failing endpoint ${webhookId}: ${errorMessage(error)}`));
   }
 
-  private record(outcome: AttemptOutcome): void {
+  private record(delivery: ClaimedDelivery, outcome: AttemptOutcome): void {
     if (outcome.status === 'pending') this.timer.scheduleLocalRetry(outcome.decidedAt + outcome.retryDelayMs, outcome.retryDelayMs);
     this.recorder.record(outcome);
+    // The end of an ordered delivery releases the next one of its endpoint when it is written:
+    // written at once, not with the next batch, and claimed right after.
+    if (delivery.ordered && outcome.status !== 'pending') void this.recorder.flush().then(() => this.wake());
   }
 }

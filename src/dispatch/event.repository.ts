@@ -38,9 +38,9 @@ const PUBLISH = `
     ON CONFLICT (store_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING id
   ), fanned_out AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || $7 || left(replace(gen_random_uuid()::text, '-', ''), 16), $2, ev.id, w.id, $3,
-      now() + make_interval(secs => $8::double precision / 1000)
+      now() + make_interval(secs => $8::double precision / 1000), w.ordered
     FROM ev JOIN webhooks w ON w.store_id = $2 AND w.is_active AND $3 = ANY (w.events)
     RETURNING 1
   ), woken AS (
@@ -63,7 +63,9 @@ const PUBLISH = `
  * With a hand-off (`handOff`, `$3` > 0) the first `$3` deliveries, within the per-endpoint slots,
  * are written already leased to the publishing process's worker, as a claim would lease them, and
  * come back with their endpoint's URL and secret: that worker sends them at once, without a claim
- * round trip. The others are written due and wake the workers; when they all belong to endpoints
+ * round trip. Deliveries of ordered or rate-limited endpoints are never handed off: only a claim
+ * knows whether an earlier one is pending or the endpoint's second is used up. The others are
+ * written due and wake the workers; when they all belong to endpoints
  * whose slots in that worker are all taken, the NOTIFY carries its lease token, so that it does not
  * wake itself (a freed slot of such an endpoint does). A leased delivery whose worker dies comes
  * back when its lease ends, like any claim. Without a hand-off the deliveries go straight from the
@@ -90,9 +92,9 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     ${leased} AS leased`;
   if (!handOff) {
     return `${input}, fanned_out AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
-    SELECT ${deliveryId}, p.store_id, p.event_id, p.webhook_id, p.type, now() + make_interval(secs => $2::double precision / 1000)
-    FROM (SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id
+    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+    SELECT ${deliveryId}, p.store_id, p.event_id, p.webhook_id, p.type, now() + make_interval(secs => $2::double precision / 1000), p.ordered
+    FROM (SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered
           FROM ev JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)) p
     RETURNING event_id
   ), woken AS (
@@ -100,19 +102,20 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
   )${answer("'[]'::json")}`;
   }
   return `${input}, targets AS (
-    SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, row_number() OVER (PARTITION BY w.id ORDER BY ev.id) AS k
+    SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered, w.rate_limit_per_second IS NOT NULL AS rate_limited,
+      row_number() OVER (PARTITION BY w.id ORDER BY ev.id) AS k
     FROM ev JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
   ), fitting AS (
-    SELECT t.*, (NOT (t.webhook_id = ANY ($4::text[])) AND t.k <= coalesce(a.available, $7)) AS fits
+    SELECT t.*, (NOT (t.webhook_id = ANY ($4::text[])) AND t.k <= coalesce(a.available, $7) AND NOT t.ordered AND NOT t.rate_limited) AS fits
     FROM targets t LEFT JOIN unnest($5::text[], $6::int[]) AS a(webhook_id, available) ON a.webhook_id = t.webhook_id
   ), placed AS (
     SELECT f.*, (f.fits AND row_number() OVER (PARTITION BY f.fits ORDER BY f.event_id, f.webhook_id) <= $3) AS leased
     FROM fitting f
   ), fanned_out AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, attempt_count, cycle_attempts)
+    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, attempt_count, cycle_attempts, ordered)
     SELECT ${deliveryId}, p.store_id, p.event_id, p.webhook_id, p.type,
       now() + make_interval(secs => CASE WHEN p.leased THEN $8::double precision ELSE $2::double precision END / 1000),
-      CASE WHEN p.leased THEN $9 END, p.leased::int, p.leased::int
+      CASE WHEN p.leased THEN $9 END, p.leased::int, p.leased::int, p.ordered
     FROM placed p
     RETURNING id, event_id, webhook_id, lease_token IS NOT NULL AS leased
   ), woken AS (

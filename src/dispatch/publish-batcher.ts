@@ -105,7 +105,7 @@ export class PublishBatcher {
         attemptNumber: 1,
         cycleAttempt: 1,
         webhookActive: true,
-        lockedCount: 0,
+        ordered: false,
       }));
       return published.counts;
     } finally {

@@ -1,6 +1,9 @@
 import type { AttemptOutcome, ScheduledRetry } from './delivery.repository';
 import { CLAIM_EARLY_MS } from './delivery.repository';
 
+/** The queue of deferred due times among the per-delay queues of retries (no retry has this delay). */
+const DEFERRED_QUEUE = -1;
+
 /** How often, at most, the database is asked when the next delivery is due. */
 export const NEXT_DUE_CHECK_INTERVAL_MS = 1_000;
 
@@ -49,6 +52,11 @@ export class RetryTimer {
     while (index > 0 && queue[index - 1] > at) index--;
     queue.splice(index, 0, at);
     this.wakeAt(at);
+  }
+
+  /** Remembers when deliveries put off by a rate limit come due, so that the timer fires then. */
+  scheduleDeferred(at: number): void {
+    this.scheduleLocalRetry(at, DEFERRED_QUEUE);
   }
 
   /**

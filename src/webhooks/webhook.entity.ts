@@ -44,6 +44,14 @@ export class Webhook {
   @Column({ name: 'retry_schedule', type: 'integer', array: true, nullable: true })
   retrySchedule: number[] | null;
 
+  /** At most this many attempts a second, across every worker; null: no limit. */
+  @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true })
+  rateLimitPerSecond: number | null;
+
+  /** Deliveries go one at a time, in event id order. */
+  @Column({ type: 'boolean' })
+  ordered: boolean;
+
   @Column({ name: 'disabled_reason', type: 'text', nullable: true })
   disabledReason: DisabledReason | null;
 

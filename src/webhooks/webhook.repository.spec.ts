@@ -43,6 +43,8 @@ describe('WebhookRepository.insertWithinLimit', () => {
       previousSecretExpiresAt: null,
       headers: {},
       retrySchedule: null,
+      rateLimitPerSecond: null,
+      ordered: false,
       disabledReason: null,
       disabledAt: null,
     };

@@ -16,7 +16,7 @@ export interface WebhookFilter {
 }
 
 export type WebhookChanges = Partial<
-  Pick<Webhook, 'name' | 'url' | 'events' | 'isActive' | 'headers' | 'retrySchedule' | 'disabledReason' | 'disabledAt'>
+  Pick<Webhook, 'name' | 'url' | 'events' | 'isActive' | 'headers' | 'retrySchedule' | 'rateLimitPerSecond' | 'ordered' | 'disabledReason' | 'disabledAt'>
 >;
 
 /** The endpoint just made inactive, as it is now (its reason and time already written). */
@@ -33,7 +33,7 @@ export type DeactivationHandler = (manager: EntityManager, endpoint: Deactivated
  */
 const PAGES = `
   SELECT q.n, w.id, w.name, w.url, w.events, w.is_active AS "isActive", w.headers, w.retry_schedule AS "retrySchedule",
-    w.disabled_reason AS "disabledReason", to_char(w.disabled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "disabledAt",
+    w.rate_limit_per_second AS "rateLimitPerSecond", w.ordered, w.disabled_reason AS "disabledReason", to_char(w.disabled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "disabledAt",
     CASE WHEN w.previous_secret_expires_at > now() THEN json_build_object('oldSecretExpiresAt',
       to_char(w.previous_secret_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS "secretRotation",
     to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",

@@ -13,7 +13,7 @@ import type { Webhook } from './webhook.entity';
 import { WebhookError } from './webhook.errors';
 import { DeactivationHandler, WebhookChanges, WebhookRepository } from './webhook.repository';
 
-const UPDATABLE = ['name', 'url', 'events', 'isActive', 'headers', 'retrySchedule'] as const;
+const UPDATABLE = ['name', 'url', 'events', 'isActive', 'headers', 'retrySchedule', 'rateLimitPerSecond', 'ordered'] as const;
 
 @Injectable()
 export class WebhooksService implements OnModuleInit {
@@ -56,6 +56,8 @@ export class WebhooksService implements OnModuleInit {
         previousSecretExpiresAt: null,
         headers: dto.headers ?? {},
         retrySchedule: dto.retrySchedule ?? null,
+        rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
+        ordered: dto.ordered ?? false,
         // Registered inactive: a person chose it.
         disabledReason: dto.isActive === false ? 'manual' : null,
         disabledAt: dto.isActive === false ? new Date() : null,

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ValidateBy, ValidateIf } from 'class-validator';
+import { IsBoolean, IsInt, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
 import { retryScheduleProblems } from '../../config/retry-schedule';
 import { endpointHeaderProblems } from '../endpoint-headers';
 
@@ -19,6 +19,11 @@ function scheduleProblems(value: unknown): string[] {
   if (value.some((delay) => typeof delay !== 'number')) return ['retrySchedule entries must be whole milliseconds, 0 or more'];
   return retryScheduleProblems('retrySchedule', value as number[]);
 }
+
+/** The highest rateLimitPerSecond an endpoint may set. */
+export const MAX_RATE_LIMIT_PER_SECOND = 10_000;
+
+const RATE_LIMIT_RULE = `rateLimitPerSecond must be a whole number from 1 to ${MAX_RATE_LIMIT_PER_SECOND}, or null`;
 
 /** The delivery settings an endpoint may set on create and change with PUT. */
 export class EndpointSettingsDto {
@@ -44,4 +49,32 @@ export class EndpointSettingsDto {
   @ValidateIf((_dto: object, value: unknown) => value !== undefined && value !== null)
   @Checked('retrySchedule', scheduleProblems)
   retrySchedule?: number[] | null;
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    minimum: 1,
+    maximum: MAX_RATE_LIMIT_PER_SECOND,
+    example: 20,
+    description:
+      'At most this many attempts start per second to this endpoint, counted across every worker process (test deliveries aside). ' +
+      'The others wait for a later second; none is dropped. null (the default): no limit beyond ENDPOINT_CONCURRENCY.',
+  })
+  @ValidateIf((_dto: object, value: unknown) => value !== undefined && value !== null)
+  @IsInt({ message: RATE_LIMIT_RULE })
+  @Min(1, { message: RATE_LIMIT_RULE })
+  @Max(MAX_RATE_LIMIT_PER_SECOND, { message: RATE_LIMIT_RULE })
+  rateLimitPerSecond?: number | null;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: false,
+    example: false,
+    description:
+      'Deliver one at a time, in publish (event id) order: a failing delivery holds the later ones back until it succeeds or ends failed. ' +
+      'Applies to deliveries created after the change. Default false.',
+  })
+  @ValidateIf((_dto: object, value: unknown) => value !== undefined)
+  @IsBoolean({ message: 'ordered must be a boolean' })
+  ordered?: boolean;
 }

@@ -31,6 +31,17 @@ export class WebhookResponse {
   retrySchedule: number[] | null;
 
   @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: null,
+    description: 'At most this many attempts per second across every worker; null: no limit',
+  })
+  rateLimitPerSecond: number | null;
+
+  @ApiProperty({ example: false, description: 'Deliveries go one at a time, in publish order' })
+  ordered: boolean;
+
+  @ApiProperty({
     enum: ['manual', 'gone', 'failing'],
     nullable: true,
     example: 'gone',
@@ -70,6 +81,8 @@ export class WebhookResponse {
       isActive: webhook.isActive,
       headers: webhook.headers,
       retrySchedule: webhook.retrySchedule,
+      rateLimitPerSecond: webhook.rateLimitPerSecond,
+      ordered: webhook.ordered,
       disabledReason: webhook.disabledReason,
       disabledAt: webhook.disabledAt?.toISOString() ?? null,
       secretRotation:
