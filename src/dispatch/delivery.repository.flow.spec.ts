@@ -1,0 +1,195 @@
+import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database';
+import { dataSourceOptions } from '../database/data-source-options';
+import { runMigrationsLocked } from '../database/run-migrations';
+import { DeliveryLog } from './delivery-log.repository';
+import { DeliveryRepository, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
+
+const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100 };
+
+/** Ordered endpoints and rate limits as the claim and the recorded outcomes enforce them, against a real PostgreSQL. */
+describe('DeliveryRepository flow control', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let pool: Pool;
+  /** Two workers, each on its own connections. */
+  let workers: [DeliveryRepository, DeliveryRepository];
+  let otherPool: Pool;
+  let log: DeliveryLog;
+  let sequence = 0;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
+    await runMigrationsLocked(dataSource);
+    pool = new Pool({ connectionString: db.url, max: 2 });
+    otherPool = new Pool({ connectionString: db.url, max: 2 });
+    workers = [new DeliveryRepository(pool), new DeliveryRepository(otherPool)];
+    log = new DeliveryLog(dataSource);
+    for (const [id, settings] of [
+      ['wh_ordered', 'ordered = true'],
+      ['wh_limited', 'rate_limit_per_second = 2'],
+      ['wh_free', 'ordered = false'],
+    ]) {
+      await db.query(
+        `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted) VALUES ($1, 'st_default', $1, 'https://x.test/', '{order.created}', 'sealed')`,
+        [id],
+      );
+      await db.query(`UPDATE webhooks SET ${settings} WHERE id = $1`, [id]);
+    }
+  });
+
+  afterAll(async () => {
+    await pool.end();
+    await otherPool.end();
+    await dataSource.destroy();
+    await db.drop();
+  });
+
+  beforeEach(async () => {
+    await db.query('DELETE FROM deliveries');
+    await db.query('DELETE FROM endpoint_rate_windows');
+  });
+
+  /** A due delivery of a new event; events are numbered so that their ids sort in creation order. */
+  async function due(webhookId: string, ordered = false): Promise<string> {
+    const n = String(++sequence).padStart(6, '0');
+    await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ($1, 'st_default', 'order.created', '{}')`, [`evt_${n}`]);
+    await db.query(
+      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+       VALUES ($1, 'st_default', $2, $3, 'order.created', now() - interval '1 second', $4)`,
+      [`del_${n}`, `evt_${n}`, webhookId, ordered],
+    );
+    return `del_${n}`;
+  }
+
+  async function claim(worker = workers[0], token = 'worker'): Promise<ClaimedDelivery[]> {
+    return (await worker.claimDue(100, 10_000, token, NO_LIMITS)).deliveries;
+  }
+
+  function ended(delivery: ClaimedDelivery, status: 'succeeded' | 'failed' | 'pending', token = 'worker'): AttemptOutcome {
+    return {
+      deliveryId: delivery.id,
+      leaseToken: token,
+      attempt: {
+        number: delivery.attemptNumber,
+        trigger: 'scheduled',
+        startedAt: new Date(),
+        durationMs: 1,
+        statusCode: status === 'succeeded' ? 200 : 500,
+        error: null,
+        responseBody: null,
+      },
+      status,
+      retryDelayMs: 0,
+      decidedAt: Date.now(),
+      lastStatusCode: status === 'succeeded' ? 200 : 500,
+      lastError: null,
+    };
+  }
+
+  async function nextAttemptAt(id: string): Promise<Date | null> {
+    const [row] = await db.query<{ next_attempt_at: Date | null }>('SELECT next_attempt_at FROM deliveries WHERE id = $1', [id]);
+    return row.next_attempt_at;
+  }
+
+  describe('an ordered endpoint', () => {
+    it('sends only the earliest pending delivery and holds the later ones out of the due index', async () => {
+      const [first, second, third] = [await due('wh_ordered', true), await due('wh_ordered', true), await due('wh_ordered', true)];
+      const free = await due('wh_free');
+      const claimed = await claim();
+      expect(claimed.map((d) => d.id).sort()).toEqual([first, free].sort());
+      expect(claimed.find((d) => d.id === first)?.ordered).toBe(true);
+      expect(await nextAttemptAt(second)).toBeNull();
+      expect(await nextAttemptAt(third)).toBeNull();
+      // Another worker finds nothing while the first one is in flight.
+      expect(await claim(workers[1], 'other')).toEqual([]);
+    });
+
+    it('keeps holding the later ones through a failed attempt, and releases the next when the first succeeds', async () => {
+      const [first, second] = [await due('wh_ordered', true), await due('wh_ordered', true)];
+      const [sent] = await claim();
+      await workers[0].recordOutcomes([ended(sent, 'pending')]);
+      const [again] = await claim();
+      expect(again.id).toBe(first);
+      expect(await nextAttemptAt(second)).toBeNull();
+
+      await workers[0].recordOutcomes([ended(again, 'succeeded')]);
+      expect(await nextAttemptAt(second)).not.toBeNull();
+      expect((await claim()).map((d) => d.id)).toEqual([second]);
+    });
+
+    it('releases the next one when the first ends failed', async () => {
+      const [, second] = [await due('wh_ordered', true), await due('wh_ordered', true)];
+      const [sent] = await claim();
+      await workers[0].recordOutcomes([ended(sent, 'failed')]);
+      expect((await claim()).map((d) => d.id)).toEqual([second]);
+    });
+
+    it('never lets two workers send deliveries of one ordered endpoint at once', async () => {
+      for (let i = 0; i < 20; i++) await due('wh_ordered', true);
+      // Both claims in one second of the database clock, whatever this test's timing.
+      const [{ ms }] = await db.query<{ ms: number }>(`SELECT 1000 - extract(milliseconds FROM now())::int % 1000 AS ms`);
+      if (ms < 300) await new Promise((resolve) => setTimeout(resolve, ms + 10));
+      const [a, b] = await Promise.all([claim(workers[0], 'a'), claim(workers[1], 'b')]);
+      expect(a.length + b.length).toBe(1);
+    });
+
+    it('takes a retry by hand of an earlier delivery before the later ones still waiting', async () => {
+      const [first, second, third] = [await due('wh_ordered', true), await due('wh_ordered', true), await due('wh_ordered', true)];
+      const [sent] = await claim();
+      await workers[0].recordOutcomes([ended(sent, 'failed')]);
+      const [next] = await claim();
+      expect(next.id).toBe(second);
+      await workers[0].recordOutcomes([ended(next, 'succeeded')]);
+      // The third is released; the first, retried by hand, goes before it.
+      await log.restart('st_default', first);
+      expect((await claim()).map((d) => d.id)).toEqual([first]);
+      expect(await nextAttemptAt(third)).toBeNull();
+    });
+
+    it('lets go of a held delivery with nothing ahead of it any more (the safety net)', async () => {
+      const [, second] = [await due('wh_ordered', true), await due('wh_ordered', true)];
+      await claim();
+      // As if the first had ended while a claim held the second on an older view.
+      await db.query(`UPDATE deliveries SET status = 'succeeded', lease_token = NULL WHERE ordered AND id <> $1`, [second]);
+      expect(await nextAttemptAt(second)).toBeNull();
+      expect(await workers[0].releaseStalledOrdered()).toBe(1);
+      expect((await claim()).map((d) => d.id)).toEqual([second]);
+      expect(await workers[0].releaseStalledOrdered()).toBe(0);
+    });
+  });
+
+  describe('a rate-limited endpoint', () => {
+    it('lets at most its limit go per second across workers, puts the rest off in line, and leaves other endpoints alone', async () => {
+      const limited: string[] = [];
+      for (let i = 0; i < 7; i++) limited.push(await due('wh_limited'));
+      const free: string[] = [];
+      for (let i = 0; i < 5; i++) free.push(await due('wh_free'));
+
+      // Both claims in one second of the database clock, whatever this test's timing.
+      const [{ ms }] = await db.query<{ ms: number }>(`SELECT 1000 - extract(milliseconds FROM now())::int % 1000 AS ms`);
+      if (ms < 300) await new Promise((resolve) => setTimeout(resolve, ms + 10));
+      const [a, b] = await Promise.all([workers[0].claimDue(4, 10_000, 'a', NO_LIMITS), workers[1].claimDue(100, 10_000, 'b', NO_LIMITS)]);
+      const claimed = [...a.deliveries, ...b.deliveries];
+      expect(claimed.filter((d) => d.webhookId === 'wh_limited')).toHaveLength(2);
+      expect(claimed.filter((d) => d.webhookId === 'wh_free')).toHaveLength(5);
+
+      // The others wait for later seconds, two a second, none dropped.
+      const waiting = await db.query<{ in_seconds: number }>(
+        `SELECT extract(epoch FROM next_attempt_at - (SELECT window_start FROM endpoint_rate_windows))::int AS in_seconds
+         FROM deliveries WHERE webhook_id = 'wh_limited' AND lease_token IS NULL ORDER BY next_attempt_at`,
+      );
+      expect(waiting.map((w) => w.in_seconds)).toEqual([1, 1, 2, 2, 3]);
+      expect([...a.deferredDueAt, ...b.deferredDueAt].length).toBeGreaterThan(0);
+      expect(Math.min(...a.deferredDueAt, ...b.deferredDueAt)).toBeLessThanOrEqual(Date.now() + 1_000);
+    });
+
+    it('counts nothing for endpoints without a limit', async () => {
+      await due('wh_free');
+      await claim();
+      expect(await db.query('SELECT * FROM endpoint_rate_windows')).toEqual([]);
+    });
+  });
+});
