@@ -16,7 +16,19 @@ export interface WebhookFilter {
 }
 
 export type WebhookChanges = Partial<
-  Pick<Webhook, 'name' | 'url' | 'events' | 'isActive' | 'headers' | 'retrySchedule' | 'rateLimitPerSecond' | 'ordered' | 'disabledReason' | 'disabledAt'>
+  Pick<
+    Webhook,
+    | 'name'
+    | 'url'
+    | 'events'
+    | 'isActive'
+    | 'headers'
+    | 'retrySchedule'
+    | 'rateLimitPerSecond'
+    | 'ordered'
+    | 'disabledReason'
+    | 'disabledAt'
+  >
 >;
 
 /** The endpoint just made inactive, as it is now (its reason and time already written). */
