@@ -4,6 +4,7 @@
  * the path's first segment:
  *
  *   /ok/...    200 {"received":true}, as soon as the body is read
+ *   /ok1ms/... the same 1 ms later, like a receiver that does a little work first
  *   /fail/...  500
  *   /hang/...  nothing, ever (until `release`), like a server that accepted the connection and died
  *
@@ -60,10 +61,12 @@ function handler(endpoint: number) {
     }
     const fail = path.startsWith('/fail/');
     req.resume();
-    req.on('end', () => {
+    const answer = (): void => {
       res.writeHead(fail ? 500 : 200, fail ? FAIL_HEADERS : OK_HEADERS);
       res.end(fail ? FAIL_BODY : OK_BODY);
-    });
+    };
+    const delayed = path.startsWith('/ok1ms/');
+    req.on('end', () => (delayed ? setTimeout(answer, 1) : answer()));
   };
 }
 

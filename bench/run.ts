@@ -11,7 +11,7 @@
  * Options:
  *   --quick            every scenario shrunk; under 60 s
  *   --clients          only the HTTP-client comparison (bench/http-clients.ts); no database needed
- *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, backlog, peers, claim
+ *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, ratelimit, ordered, backlog, peers, claim
  *   --profile          run Hookline under --cpu-prof (profiles in bench/profiles/) and print where its time goes
  *   --sql-stats        time Hookline's SQL statements per scenario (pg driver wrapper) and print the top ones
  *   --log-level=L      Hookline's LOG_LEVEL (default info, as deployed)
@@ -51,6 +51,8 @@ import { ceiling, finishRatios } from './scenarios/ceiling';
 import { claim } from './scenarios/claim';
 import { isolation } from './scenarios/isolation';
 import { latency } from './scenarios/latency';
+import { ordered } from './scenarios/ordered';
+import { rateLimit } from './scenarios/ratelimit';
 import { retry } from './scenarios/retry';
 import { throughput } from './scenarios/throughput';
 
@@ -134,7 +136,7 @@ async function attempt(bench: Bench, scenario: Scenario, run: () => Promise<void
     console.error(`scenario ${scenario} failed: ${message}`);
     if (bench.hookline && !bench.hookline.child.running) {
       bench.hookline = undefined;
-      if (['api', 'throughput', 'latency', 'isolation', 'retry', 'backlog'].some((s) => bench.has(s as Scenario)))
+      if (['api', 'throughput', 'latency', 'isolation', 'retry', 'ratelimit', 'ordered', 'backlog'].some((s) => bench.has(s as Scenario)))
         await bench.startHookline('restarted');
     }
   }
@@ -162,6 +164,8 @@ async function runAll(bench: Bench): Promise<void> {
   await attempt(bench, 'latency', () => latency(bench));
   await attempt(bench, 'isolation', () => isolation(bench));
   await attempt(bench, 'retry', () => retry(bench));
+  await attempt(bench, 'ratelimit', () => rateLimit(bench));
+  await attempt(bench, 'ordered', () => ordered(bench));
   await attempt(bench, 'backlog', () => backlog(bench));
   await bench.stopHookline();
   await attempt(bench, 'peers', () => peers(bench));

@@ -10,9 +10,23 @@ export const DISPATCH_CONCURRENCY = 512;
 export const ENDPOINT_CONCURRENCY = 64;
 export const DELIVERY_TIMEOUT_MS = 2000;
 export const RETRY_SCHEDULE_MS = [0, 1000, 4000];
-export const SCENARIOS = ['ceiling', 'api', 'throughput', 'latency', 'isolation', 'retry', 'backlog', 'peers', 'claim'] as const;
+export const SCENARIOS = [
+  'ceiling',
+  'api',
+  'throughput',
+  'latency',
+  'isolation',
+  'retry',
+  'ratelimit',
+  'ordered',
+  'backlog',
+  'peers',
+  'claim',
+] as const;
 /** Where the peers scenario finds Redis for BullMQ. */
 export const REDIS = { host: '127.0.0.1', port: 6379 };
+/** The limited endpoint's rateLimitPerSecond in the ratelimit scenario. */
+export const RATE_LIMIT_PER_SECOND = 10;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface Options {
@@ -53,6 +67,8 @@ export interface Sizes {
   retryEvents: number;
   retryEndpoints: number;
   retryRate: number;
+  rateLimitEvents: number;
+  orderedEvents: number;
   backlogEvents: number;
   claimPending: number;
   claimFinished: number;
@@ -83,6 +99,8 @@ export const FULL: Sizes = {
   retryEvents: 400,
   retryEndpoints: 5,
   retryRate: 200,
+  rateLimitEvents: 3000, // × 9 endpoints
+  orderedEvents: 2000,
   backlogEvents: 20_000, // × 10 endpoints = 200,000 deliveries
   claimPending: 10_000,
   claimFinished: 2_000_000,
@@ -112,6 +130,8 @@ export const QUICK: Sizes = {
   retryEvents: 40,
   retryEndpoints: 5,
   retryRate: 200,
+  rateLimitEvents: 500,
+  orderedEvents: 300,
   backlogEvents: 2000,
   claimPending: 5000,
   claimFinished: 200_000,

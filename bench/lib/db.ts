@@ -63,6 +63,8 @@ export interface BulkPublish {
   notify: boolean;
   /** Due this many seconds from now instead of at once (a backlog released later by {@link releaseDeliveries}). */
   dueInSeconds?: number;
+  /** The deliveries are for ordered endpoints (as EventPublisher marks them). */
+  ordered?: boolean;
 }
 
 /**
@@ -102,10 +104,10 @@ export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: 
         [spec.storeId, spec.type, eventIds, bodies, createdAt],
       );
       await client.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
-         SELECT u.id, $1, u.event_id, u.webhook_id, $2, now() + make_interval(secs => $6)
+        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+         SELECT u.id, $1, u.event_id, u.webhook_id, $2, now() + make_interval(secs => $6), $7
          FROM unnest($3::text[], $4::text[], $5::text[]) AS u(id, event_id, webhook_id)`,
-        [spec.storeId, spec.type, deliveryIds, deliveryEvents, deliveryWebhooks, spec.dueInSeconds ?? 0],
+        [spec.storeId, spec.type, deliveryIds, deliveryEvents, deliveryWebhooks, spec.dueInSeconds ?? 0, spec.ordered ?? false],
       );
       if (spec.notify) await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);
       await client.query('COMMIT');
