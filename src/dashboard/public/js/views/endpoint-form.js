@@ -83,6 +83,19 @@ export async function endpointDialog({ webhook } = {}) {
         value: scheduleText(webhook?.retrySchedule) ?? '',
         'aria-describedby': 'ep-schedule-help',
       });
+      const rate = h('input', {
+        id: 'ep-rate',
+        name: 'rateLimitPerSecond',
+        type: 'number',
+        min: '1',
+        max: '10000',
+        step: '1',
+        inputmode: 'numeric',
+        placeholder: 'No limit',
+        value: webhook?.rateLimitPerSecond ?? '',
+        'aria-describedby': 'ep-rate-help',
+      });
+      const ordered = h('input', { id: 'ep-ordered', name: 'ordered', type: 'checkbox', checked: webhook?.ordered ?? false });
       const submit = button(editing ? 'Save changes' : 'Create endpoint', null, { kind: 'primary', type: 'submit' });
 
       const form = h(
@@ -109,6 +122,12 @@ export async function endpointDialog({ webhook } = {}) {
               schedule.focus();
               return;
             }
+            const limit = rate.value.trim();
+            if (limit !== '' && !/^\d+$/.test(limit)) {
+              error.textContent = 'Rate limit: a whole number of attempts per second, or empty for none.';
+              rate.focus();
+              return;
+            }
             const body = {
               name: name.value.trim(),
               url: url.value.trim(),
@@ -116,6 +135,8 @@ export async function endpointDialog({ webhook } = {}) {
               isActive: active.checked,
               headers: read.headers,
               retrySchedule: delays.delays,
+              rateLimitPerSecond: limit === '' ? null : Number(limit),
+              ordered: ordered.checked,
             };
             error.textContent = '';
             submit.disabled = true;
@@ -158,6 +179,28 @@ export async function endpointDialog({ webhook } = {}) {
               { class: 'hint', id: 'ep-schedule-help' },
               'The delay before each attempt, the first 0: e.g. 0, 5 s, 5 min, 30 min, 2 h (ms, s, min, h or d). ',
               'Up to 30 attempts, 7 days in all. Empty: the deployment’s schedule.',
+            ),
+          ),
+          h(
+            'div',
+            { class: 'field' },
+            h('label', { for: 'ep-rate' }, 'Rate limit (attempts per second)'),
+            rate,
+            h(
+              'p',
+              { class: 'hint', id: 'ep-rate-help' },
+              'At most this many attempts a second, counted across every worker; the others wait. 1 to 10,000. Empty: no limit.',
+            ),
+          ),
+          h(
+            'label',
+            { class: 'check' },
+            ordered,
+            h(
+              'span',
+              {},
+              'Ordered',
+              h('span', { class: 'muted small' }, ' — one at a time, in publish order; a failing delivery holds the later ones'),
             ),
           ),
           h('label', { class: 'check' }, active, h('span', {}, 'Active', h('span', { class: 'muted small' }, ' — deliver events to it'))),

@@ -48,6 +48,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   const rotation = h('div');
   const headers = h('dd');
   const schedule = h('dd');
+  const flow = h('dd');
   const rate = h('dd', {}, h('span', { class: 'muted small' }, '…'));
   const created = h('dd');
   const updated = h('dd');
@@ -122,6 +123,10 @@ export async function endpointView(root, { params, query, signal, navigate }) {
             h('span', { class: 'muted small' }, ` (${plural(webhook.retrySchedule.length, 'attempt')})`),
           ]
         : [h('span', {}, 'Deployment default', h('span', { class: 'muted small' }, ' (RETRY_SCHEDULE_MS)'))]),
+    );
+    flow.replaceChildren(
+      webhook.rateLimitPerSecond ? `At most ${plural(webhook.rateLimitPerSecond, 'attempt')} a second` : 'No rate limit',
+      webhook.ordered ? ' · ordered, one at a time' : '',
     );
     created.replaceChildren(time(webhook.createdAt));
     updated.replaceChildren(time(webhook.updatedAt));
@@ -286,6 +291,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
         { class: 'facts settings', 'aria-label': 'Delivery settings' },
         h('div', {}, h('dt', {}, 'Custom headers'), headers),
         h('div', {}, h('dt', { title: 'Delay before each attempt of a cycle' }, 'Retry schedule'), schedule),
+        h('div', {}, h('dt', { title: 'Rate limit and order of deliveries' }, 'Delivery pace'), flow),
       ),
       actions,
       testResult,
