@@ -47,6 +47,10 @@ class FakeRepository {
   recorded: AttemptOutcome[] = [];
   released: string[] = [];
   failClaims = 0;
+  /** Answered by the next claim as when deliveries a rate limit put off come due. */
+  deferredDueAt: number[] = [];
+  /** Called with each written batch, as the database would release what an outcome lets go. */
+  onRecorded: (outcomes: AttemptOutcome[]) => void = () => undefined;
 
   async claimDue(limit: number, _leaseMs: number, _token: string, limits: EndpointLimits): Promise<ClaimBatch> {
     this.claims.push({ limit, limits: structuredClone(limits) });
@@ -65,10 +69,13 @@ class FakeRepository {
       taken.push(delivery);
     }
     this.due = this.due.filter((d) => !taken.includes(d));
-    return { deliveries: taken, lockedCount: locked, deferredDueAt: [] };
+    const deferredDueAt = this.deferredDueAt;
+    this.deferredDueAt = [];
+    return { deliveries: taken, lockedCount: locked, deferredDueAt };
   }
   async recordOutcomes(outcomes: AttemptOutcome[]) {
     this.recorded.push(...outcomes);
+    this.onRecorded(outcomes);
     return { scheduled: [], failing: [] };
   }
   async nextDueAt() {
@@ -171,6 +178,29 @@ describe('Dispatcher', () => {
     dispatcher.takeHandOff([claimed('leased')]);
     await until(() => repository.recorded.length === 1);
     expect(repository.recorded[0].deliveryId).toMatch(/^del_/);
+  });
+
+  it('writes the end of an ordered delivery at once and claims the next one it released', async () => {
+    const first = { ...claimed('ordered'), ordered: true };
+    const next = { ...claimed('ordered'), ordered: true };
+    repository.due = [first];
+    repository.onRecorded = (outcomes) => {
+      if (outcomes.some((o) => o.deliveryId === first.id)) repository.due.push(next);
+    };
+    dispatcher.onApplicationBootstrap();
+    // Nothing else wakes the worker here (no notifications, no sweep): the release's claim does.
+    await until(() => repository.recorded.length === 2);
+    expect(repository.recorded.map((o) => o.deliveryId)).toEqual([first.id, next.id]);
+  });
+
+  it('claims the deliveries a rate limit put off when their second comes', async () => {
+    const later = claimed('limited');
+    repository.due = [claimed('limited')];
+    repository.deferredDueAt = [Date.now() + 100];
+    setTimeout(() => repository.due.push(later), 50);
+    dispatcher.onApplicationBootstrap();
+    await until(() => repository.recorded.some((o) => o.deliveryId === later.id));
+    expect(repository.claims.length).toBeGreaterThanOrEqual(2);
   });
 
   it('on shutdown, gives back the claims whose attempts did not finish in time', async () => {

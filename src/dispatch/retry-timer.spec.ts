@@ -37,6 +37,15 @@ describe('RetryTimer', () => {
     expect(wakes).toHaveLength(1);
   });
 
+  it('wakes the worker for each second that deliveries put off by a rate limit come due', () => {
+    timer.scheduleDeferred(Date.now() + 1_000);
+    timer.scheduleDeferred(Date.now() + 2_000);
+    jest.advanceTimersByTime(1_005);
+    expect(wakes).toHaveLength(1);
+    jest.advanceTimersByTime(1_000);
+    expect(wakes).toHaveLength(2);
+  });
+
   it('keeps one timer, for the earliest work', () => {
     timer.wakeAt(Date.now() + 500);
     timer.wakeAt(Date.now() + 100);
