@@ -26,12 +26,15 @@ const WEBHOOK_KEYS = [
   'id',
   'isActive',
   'name',
+  'ordered',
+  'rateLimitPerSecond',
   'retrySchedule',
   'secretRotation',
   'updatedAt',
   'url',
 ];
 const WITH_SECRET_KEYS = [...WEBHOOK_KEYS, 'secret'].sort();
+const RATE_LIMIT_RULE = 'rateLimitPerSecond must be a whole number from 1 to 10000, or null';
 
 /** The 18 store event types in their 6 categories, then Hookline's 2 operational ones. */
 const CATALOGUE: Record<string, string[]> = {
@@ -81,6 +84,8 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
         isActive: true,
         headers: {},
         retrySchedule: null,
+        rateLimitPerSecond: null,
+        ordered: false,
         disabledReason: null,
         disabledAt: null,
         secretRotation: null,
@@ -260,6 +265,36 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
     );
   });
 
+  describe('rateLimitPerSecond and ordered', () => {
+    it('are set on create, shown on the resource, and a limit is removed with null', async () => {
+      const created = await createWebhook(t, {
+        name: 'paced',
+        url: 'https://hooks.example.com/paced',
+        events: ['order.created'],
+        rateLimitPerSecond: 10_000,
+        ordered: true,
+      });
+      expect(created).toMatchObject({ rateLimitPerSecond: 10_000, ordered: true });
+      expect(await webhookRow(t, created.id)).toMatchObject({ rate_limit_per_second: 10_000, ordered: true });
+      const cleared = await expectJson<WebhookBody>(
+        await t.api(`/webhooks/${created.id}`, { method: 'PUT', json: { rateLimitPerSecond: null } }),
+        200,
+      );
+      expect(cleared).toMatchObject({ rateLimitPerSecond: null, ordered: true });
+    });
+
+    it('refuses a bad value on create with 400 and creates nothing', async () => {
+      const [{ n: before }] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhooks');
+      const res = await t.api('/webhooks', {
+        method: 'POST',
+        json: { name: 'bad', url: 'https://hooks.example.com/bad', events: ['order.created'], rateLimitPerSecond: -1, ordered: 1 },
+      });
+      await expectError(res, 400, RATE_LIMIT_RULE);
+      const [{ n: after }] = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhooks');
+      expect(after).toBe(before);
+    });
+  });
+
   describe('PUT /webhooks/:id', () => {
     let hook: WebhookBody;
 
@@ -278,6 +313,8 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       ['isActive', { isActive: false }],
       ['headers', { headers: { Authorization: 'Bearer 1' } }],
       ['retrySchedule', { retrySchedule: [0, 60_000] }],
+      ['rateLimitPerSecond', { rateLimitPerSecond: 25 }],
+      ['ordered', { ordered: true }],
     ])('changes only %s and keeps every other field', async (_field, change) => {
       await new Promise((resolve) => setTimeout(resolve, 5)); // so that updatedAt can move
       const res = await put(change);
@@ -307,7 +344,7 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
     });
 
     it.each<[string, unknown, string]>([
-      ['an empty body', {}, 'provide at least one of name, url, events, isActive, headers, retrySchedule'],
+      ['an empty body', {}, 'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered'],
       ['name empty', { name: '' }, 'name must be 1 to 200 characters'],
       ['name of 201 characters', { name: 'x'.repeat(201) }, 'name must be 1 to 200 characters'],
       ['name null', { name: null }, 'name must be a string'],
@@ -324,6 +361,12 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       ['events null', { events: null }, 'events must be an array of event types'],
       ['isActive a string', { isActive: 'false' }, 'isActive must be a boolean'],
       ['isActive null', { isActive: null }, 'isActive must be a boolean'],
+      ['rateLimitPerSecond 0', { rateLimitPerSecond: 0 }, RATE_LIMIT_RULE],
+      ['rateLimitPerSecond 10,001', { rateLimitPerSecond: 10_001 }, RATE_LIMIT_RULE],
+      ['rateLimitPerSecond 2.5', { rateLimitPerSecond: 2.5 }, RATE_LIMIT_RULE],
+      ['rateLimitPerSecond a string', { rateLimitPerSecond: '5' }, RATE_LIMIT_RULE],
+      ['ordered a string', { ordered: 'true' }, 'ordered must be a boolean'],
+      ['ordered null', { ordered: null }, 'ordered must be a boolean'],
       ['an unknown field beside a valid one', { name: 'ok', secret: 'whsec_x' }, 'property secret should not exist'],
       ['a valid field beside an invalid one', { name: 'ok', url: 'ftp://x.example.com/' }, 'url must use https:// or http://'],
     ])('refuses %s with 400 and changes nothing', async (_case, json, message) => {
@@ -337,7 +380,7 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       await expectError(
         await t.api(`/webhooks/${hook.id}`, { method: 'PUT' }),
         400,
-        'provide at least one of name, url, events, isActive, headers, retrySchedule',
+        'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered',
       );
       await expectError(
         await t.api(`/webhooks/${hook.id}`, { method: 'PUT', body: '{"name":', headers: { 'Content-Type': 'application/json' } }),
