@@ -516,6 +516,34 @@ describeInBrowser('dashboard in a browser', () => {
     await expect((await app.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({ retrySchedule: null });
   }, 60_000);
 
+  it("shows an endpoint's rate limit and order, and edits both", async () => {
+    const created = await app.api('/webhooks', {
+      method: 'POST',
+      json: { name: 'paced', url: `${receiver.url}/paced`, events: ['stock.low'], rateLimitPerSecond: 20, ordered: true },
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'paced'));
+    const pace = page.locator('dl.settings dd').nth(2);
+    await expect(pace.innerText()).resolves.toBe('At most 20 attempts a second · ordered, one at a time');
+
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByRole('dialog', { name: 'Edit endpoint' });
+    await expect(form.getByLabel('Rate limit (attempts per second)').inputValue()).resolves.toBe('20');
+    await expect(form.getByLabel(/^Ordered/).isChecked()).resolves.toBe(true);
+    // A limit the API refuses: its message shows in the form, and nothing changes.
+    await form.getByLabel('Rate limit (attempts per second)').fill('20000');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await visible(form.getByRole('alert').getByText(/rateLimitPerSecond must be a whole number from 1 to 10000/));
+    await form.getByLabel('Rate limit (attempts per second)').fill('');
+    await form.getByLabel(/^Ordered/).uncheck();
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await visible(pace.getByText('No rate limit', { exact: true }));
+    await expect((await app.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({ rateLimitPerSecond: null, ordered: false });
+  }, 60_000);
+
   it('shows why an endpoint is disabled, and since when: a 410 Gone answer, then by hand', async () => {
     receiver.respondWith((request, res) => {
       res.writeHead(request.path === '/gone-away' ? 410 : 200);

@@ -86,11 +86,9 @@ export async function endpointDialog({ webhook } = {}) {
       const rate = h('input', {
         id: 'ep-rate',
         name: 'rateLimitPerSecond',
-        type: 'number',
-        min: '1',
-        max: '10000',
-        step: '1',
+        // Text, not number: the API's message, not the browser's, says what is wrong with a value.
         inputmode: 'numeric',
+        autocomplete: 'off',
         placeholder: 'No limit',
         value: webhook?.rateLimitPerSecond ?? '',
         'aria-describedby': 'ep-rate-help',
