@@ -45,11 +45,13 @@ const REPLAY_LOCK = 0x48_4c_52_50; // 'HLRP'
  * window as the times do (`idFloor`), so the events' index serves it; the times keep it exact
  * and let a table partitioned by time skip the other partitions. An endpoint's own
  * `webhook.disabled` is never sent to it. Delivery ids take the event's time, as the fan-out's do.
+ * To an ordered endpoint they go in event id order, before its later deliveries still waiting.
  */
 const REPLAY = `
   WITH replayed AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
-    SELECT 'del_' || substr(e.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), e.store_id, e.id, w.id, e.type, now()
+    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+    SELECT 'del_' || substr(e.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), e.store_id, e.id, w.id, e.type, now(),
+      w.ordered
     FROM webhooks w JOIN events e ON e.store_id = w.store_id AND e.type = ANY (w.events)
     WHERE w.id = $2 AND w.store_id = $1 AND w.is_active
       AND e.id >= $3 AND e.id < $4 AND e.created_at >= $5 AND e.created_at < $6
