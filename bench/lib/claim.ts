@@ -154,7 +154,7 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
     };
     try {
       const token = randomUUID();
-      const rows = await repo.claimDue(sizes.batch, 32_000, token, { excluded: [], partial: [], perEndpoint: 64 });
+      const rows = (await repo.claimDue(sizes.batch, 32_000, token, { excluded: [], partial: [], perEndpoint: 64 })).deliveries;
       await client.query('SAVEPOINT claimed');
       await repo.recordOutcomes(succeededOutcomes(rows, token));
       await client.query('ROLLBACK TO SAVEPOINT claimed');
