@@ -175,8 +175,10 @@ describe('RETRY_JITTER=0.5 with RETRY_SCHEDULE_MS=0,10s', () => {
     );
     const min = Math.min(...delays);
     const max = Math.max(...delays);
+    // The delay counts from the retry decision, taken a little after the attempt ended (more so on a
+    // busy machine), so the measured delay may exceed the drawn one by that gap, never fall short.
     expect(min).toBeGreaterThanOrEqual(5_000 - 5);
-    expect(max).toBeLessThanOrEqual(15_000 + 5);
+    expect(max).toBeLessThanOrEqual(15_000 + 100);
     // Uniform over ±50 %: 60 draws all above 7 s (or all below 13 s) would happen once in 600,000 runs.
     expect(min).toBeLessThan(7_000);
     expect(max).toBeGreaterThan(13_000);
