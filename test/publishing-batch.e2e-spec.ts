@@ -214,7 +214,7 @@ describe('batch publishing (POST /events/batch and EventPublisher.publishMany)',
 
     await receiver.waitFor(6, (r) => r.path === '/batch/idem');
     await eventually(
-      () => t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE idempotency_key LIKE 'pay-%'`),
+      () => t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key LIKE 'pay-%'`),
       ([row]) => row.n === 5,
     );
     // Six events in all (pay-1, pay-2, the keyless one, pay-4, pay-5, pay-6), each delivered once.

@@ -121,7 +121,7 @@ describe('publishing (POST /events and EventPublisher)', () => {
 
     // Past 24 hours the key is free again.
     await t.db.query(
-      `UPDATE events SET created_at = now() - interval '25 hours' WHERE idempotency_key = 'pay-9' AND store_id = 'st_default'`,
+      `UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'pay-9' AND store_id = 'st_default'`,
     );
     const later = await t.api('/events', {
       method: 'POST',

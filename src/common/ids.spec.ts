@@ -1,4 +1,4 @@
-import { idFloor, newId } from './ids';
+import { idFloor, idTime, newId, newIdAtTimeOf, timeDigits } from './ids';
 
 const ID = /^evt_[0-9a-hjkmnp-tv-z]{26}$/;
 
@@ -51,5 +51,26 @@ describe('idFloor', () => {
     }
     expect(idFloor('evt', -5)).toBe('evt_0000000000');
     expect(idFloor('evt', 8.64e15)).toBe('evt_7zzzzzzzzz');
+  });
+});
+
+describe('idTime and timeDigits', () => {
+  it('read back the milliseconds an id was made at', () => {
+    const ms = Date.UTC(2026, 10, 23, 9, 30, 0, 123);
+    expect(idTime(newId('evt', ms))).toBe(ms);
+    expect(timeDigits(ms)).toBe('01m83vvahv');
+    expect(idTime('del_0000000000')).toBe(0);
+  });
+
+  it('answer null for an id Hookline did not make', () => {
+    expect(idTime('evt_old000000000001')).toBeNull();
+    expect(idTime('evt_x')).toBeNull();
+  });
+
+  it('give a new id the time digits of another', () => {
+    const event = newId('evt', Date.UTC(2026, 0, 2));
+    const delivery = newIdAtTimeOf('del', event);
+    expect(delivery.slice(4, 14)).toBe(event.slice(4, 14));
+    expect(delivery).toMatch(/^del_[0-9a-hjkmnp-tv-z]{26}$/);
   });
 });

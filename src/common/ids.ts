@@ -49,3 +49,33 @@ export function idFloor(prefix: IdPrefix, ms: number): string {
   // Ten digits hold 48 bits: times beyond them (year 10889) bound as the largest.
   return `${prefix}_${encode(Math.min(Math.max(ms, 0), 2 ** 48 - 1), 10)}`;
 }
+
+/** The ten time digits of an id made at `ms`: `newId(prefix, ms)` starts with `${prefix}_${timeDigits(ms)}`. */
+export function timeDigits(ms: number): string {
+  return encode(ms, 10);
+}
+
+/**
+ * The milliseconds an id was made at, or null when its ten time digits are not base32 (an id
+ * Hookline did not make).
+ */
+export function idTime(id: string): number | null {
+  const digits = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 11);
+  if (digits.length !== 10) return null;
+  let value = 0;
+  for (const digit of digits) {
+    const position = ALPHABET.indexOf(digit);
+    if (position < 0) return null;
+    value = value * 32 + position;
+  }
+  return value;
+}
+
+/**
+ * A new id with the time digits of `other`: a delivery's id carries its event's time, so that an
+ * event, its deliveries and their attempts fall in the same day's partitions (docs/operations.md).
+ */
+export function newIdAtTimeOf(prefix: IdPrefix, other: string): string {
+  const start = other.indexOf('_') + 1;
+  return `${prefix}_${other.slice(start, start + 10)}${randomDigits()}`;
+}

@@ -4,6 +4,7 @@ import { EndpointSettings1795600000000 } from './migrations/1795600000000-Endpoi
 import { AttemptTrigger1795634000000 } from './migrations/1795634000000-AttemptTrigger';
 import { EndpointFlowControl1795700000000 } from './migrations/1795700000000-EndpointFlowControl';
 import { EndpointHealth1795710000000 } from './migrations/1795710000000-EndpointHealth';
+import { PartitionedLog1795800000000 } from './migrations/1795800000000-PartitionedLog';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [
@@ -12,6 +13,7 @@ export const MIGRATIONS = [
   AttemptTrigger1795634000000,
   EndpointFlowControl1795700000000,
   EndpointHealth1795710000000,
+  PartitionedLog1795800000000,
 ];
 
 /**

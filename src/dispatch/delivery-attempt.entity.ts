@@ -16,6 +16,9 @@ export class DeliveryAttempt {
   @PrimaryColumn({ type: 'integer' })
   number: number;
 
+  @PrimaryColumn({ name: 'store_id', type: 'text' })
+  storeId: string;
+
   @Column({ name: 'started_at', type: 'timestamptz' })
   startedAt: Date;
 

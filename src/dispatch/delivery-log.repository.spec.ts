@@ -3,7 +3,13 @@ import { createTestDatabase, type TestDatabase } from '../../test/support/databa
 import { newId } from '../common/ids';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrationsLocked } from '../database/run-migrations';
+import { timeDigits } from '../common/ids';
+import type { AppConfig } from '../config/app-config';
 import { DeliveryLog } from './delivery-log.repository';
+
+/** Ids of today, in the layout Hookline makes, so that they fall in today's partitions: `del_3` → `del_<today>0…03`. */
+const TODAY = timeDigits(Date.now());
+const id = (short: string): string => `${short.slice(0, 4)}${TODAY}${short.slice(4).padStart(16, '0')}`;
 
 describe('DeliveryLog', () => {
   let db: TestDatabase;
@@ -14,11 +20,11 @@ describe('DeliveryLog', () => {
     db = await createTestDatabase();
     dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
     await runMigrationsLocked(dataSource);
-    log = new DeliveryLog(dataSource);
+    log = new DeliveryLog(dataSource, { retentionDays: 30 } as AppConfig);
     await db.query(`INSERT INTO stores (id, name) VALUES ('st_other', 'other')`);
     for (const [store, event] of [
-      ['st_default', 'evt_1'],
-      ['st_other', 'evt_2'],
+      ['st_default', id('evt_1')],
+      ['st_other', id('evt_2')],
     ]) {
       await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ($1, $2, 'order.created', '{}')`, [event, store]);
       await db.query(
@@ -27,10 +33,10 @@ describe('DeliveryLog', () => {
       );
     }
     const rows: Array<[string, string, string, string]> = [
-      ['del_1', 'st_default', 'evt_1', 'failed'],
-      ['del_2', 'st_default', 'evt_1', 'succeeded'],
-      ['del_3', 'st_default', 'evt_1', 'pending'],
-      ['del_4', 'st_other', 'evt_2', 'failed'],
+      [id('del_1'), 'st_default', id('evt_1'), 'failed'],
+      [id('del_2'), 'st_default', id('evt_1'), 'succeeded'],
+      [id('del_3'), 'st_default', id('evt_1'), 'pending'],
+      [id('del_4'), 'st_other', id('evt_2'), 'failed'],
     ];
     for (const [id, store, event, status] of rows) {
       await db.query(
@@ -47,28 +53,41 @@ describe('DeliveryLog', () => {
   });
 
   it("reads only the caller's store", async () => {
-    expect(await log.findInStore('st_default', 'del_4')).toBeNull();
-    expect(await log.findInStore('st_other', 'del_4')).toMatchObject({ id: 'del_4', status: 'failed', body: '{}' });
-    expect((await log.listForEvent('st_default', 'evt_2')).length).toBe(0);
-    expect((await log.listForEvent('st_default', 'evt_1')).map((d) => d.id)).toEqual(['del_1', 'del_2', 'del_3']);
+    expect(await log.findInStore('st_default', id('del_4'))).toBeNull();
+    expect(await log.findInStore('st_other', id('del_4'))).toMatchObject({ id: id('del_4'), status: 'failed', body: '{}' });
+    expect((await log.listForEvent('st_default', id('evt_2'))).length).toBe(0);
+    expect((await log.listForEvent('st_default', id('evt_1'))).map((d) => d.id)).toEqual([id('del_1'), id('del_2'), id('del_3')]);
   });
 
   it('pages newest first with one row more than the limit, filtered by status', async () => {
-    expect((await log.pageForWebhook('st_default', 'wh_st_default', { limit: 1 })).map((d) => d.id)).toEqual(['del_3', 'del_2']);
-    expect((await log.pageForWebhook('st_default', 'wh_st_default', { limit: 5, beforeId: 'del_3' })).map((d) => d.id)).toEqual([
-      'del_2',
-      'del_1',
+    expect((await log.pageForWebhook('st_default', 'wh_st_default', { limit: 1 })).map((d) => d.id)).toEqual([id('del_3'), id('del_2')]);
+    expect((await log.pageForWebhook('st_default', 'wh_st_default', { limit: 5, beforeId: id('del_3') })).map((d) => d.id)).toEqual([
+      id('del_2'),
+      id('del_1'),
     ]);
-    expect((await log.pageForWebhook('st_default', 'wh_st_default', { limit: 5, status: 'failed' })).map((d) => d.id)).toEqual(['del_1']);
+    expect((await log.pageForWebhook('st_default', 'wh_st_default', { limit: 5, status: 'failed' })).map((d) => d.id)).toEqual([id('del_1')]);
   });
 
   it('restarts a finished delivery but not a pending one, and the failed ones of an endpoint in its store only', async () => {
-    expect(await log.restart('st_default', 'del_3')).toBeNull();
-    expect(await log.restart('st_default', 'del_2')).toMatchObject({ id: 'del_2', status: 'pending' });
+    expect(await log.restart('st_default', id('del_3'))).toBeNull();
+    expect(await log.restart('st_default', id('del_2'))).toMatchObject({ id: id('del_2'), status: 'pending' });
     expect(await log.restartFailed('st_default', 'wh_st_other')).toBe(0);
     expect(await log.restartFailed('st_default', 'wh_st_default')).toBe(1);
-    expect(await log.stateInStore('st_default', 'del_1')).toEqual({ status: 'pending', webhookId: 'wh_st_default' });
-    expect(await log.stateInStore('st_other', 'del_4')).toEqual({ status: 'failed', webhookId: 'wh_st_other' });
+    expect(await log.stateInStore('st_default', id('del_1'))).toEqual({ status: 'pending', webhookId: 'wh_st_default' });
+    expect(await log.stateInStore('st_other', id('del_4'))).toEqual({ status: 'failed', webhookId: 'wh_st_other' });
+  });
+
+  it('neither retries nor finds for a retry a delivery older than retention', async () => {
+    const old = `del_${timeDigits(Date.now() - 31 * 86_400_000)}0000000000000009`;
+    await db.query(`CREATE TABLE deliveries_old PARTITION OF deliveries FOR VALUES FROM ($1) TO ($2)`.replace('$1', `'${old}'`).replace('$2', `'${old}~'`));
+    await db.query(
+      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, 'wh_st_default', 'order.created', 'failed')`,
+      [old, id('evt_1')],
+    );
+    expect(await log.stateInStore('st_default', old)).toBeNull();
+    expect(await log.restart('st_default', old)).toBeNull();
+    expect(await log.restartFailed('st_default', 'wh_st_default')).toBe(0);
+    expect(await log.findInStore('st_default', old)).toMatchObject({ id: old, status: 'failed' });
   });
 
   describe('replay', () => {

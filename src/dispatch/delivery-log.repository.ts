@@ -2,10 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { idFloor } from '../common/ids';
+import { AppConfig } from '../config/app-config';
 import { rowsOf } from '../database/sql';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import type { DeliveryStatus } from './delivery.entity';
 import type { AttemptRow } from './delivery.repository';
+import { retentionFloor } from './partition-plan';
 import type { ReplayWindow } from './replay-window';
 
 export interface DeliveryRow {
@@ -67,10 +69,22 @@ const REPLAY = `
 /**
  * The delivery log as the API reads it, and the manual retries that start a new cycle. The
  * worker's hot statements (claims, results) are DeliveryRepository's.
+ *
+ * A delivery older than retention is never made pending again (it reads as unknown to a retry):
+ * retention drops a day once no delivery of it is pending, and nothing may make one pending after
+ * that check (docs/reliability.md).
  */
 @Injectable()
 export class DeliveryLog {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** The lowest delivery id still within retention. */
+  private floor(): string {
+    return retentionFloor('del_', Date.now(), this.config.retentionDays);
+  }
 
   async findInStore(storeId: string, id: string): Promise<(DeliveryRow & { body: string }) | null> {
     const rows: Array<DeliveryRow & { body: string }> = await this.dataSource.query(
@@ -84,8 +98,8 @@ export class DeliveryLog {
   /** Just what a retry decides on (no envelope body). */
   async stateInStore(storeId: string, id: string): Promise<{ status: DeliveryStatus; webhookId: string } | null> {
     const rows: Array<{ status: DeliveryStatus; webhookId: string }> = await this.dataSource.query(
-      `SELECT status, webhook_id AS "webhookId" FROM deliveries WHERE id = $1 AND store_id = $2`,
-      [id, storeId],
+      `SELECT status, webhook_id AS "webhookId" FROM deliveries WHERE id = $1 AND store_id = $2 AND id >= $3`,
+      [id, storeId, this.floor()],
     );
     return rows[0] ?? null;
   }
@@ -112,11 +126,14 @@ export class DeliveryLog {
     );
   }
 
+  /** An event's deliveries carry its time in their ids: the range reads only its day's partition. */
   listForEvent(storeId: string, eventId: string): Promise<DeliveryRow[]> {
-    return this.dataSource.query(`SELECT ${DELIVERY_COLUMNS} FROM deliveries d WHERE d.store_id = $1 AND d.event_id = $2 ORDER BY d.id`, [
-      storeId,
-      eventId,
-    ]);
+    const time = eventId.slice(eventId.indexOf('_') + 1, eventId.indexOf('_') + 11);
+    return this.dataSource.query(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries d
+       WHERE d.store_id = $1 AND d.event_id = $2 AND d.id >= $3 AND d.id < $4 ORDER BY d.id`,
+      [storeId, eventId, `del_${time}`, `del_${time}~`],
+    );
   }
 
   /** Starts a new cycle for a finished delivery; null when it is pending (or unknown). */
@@ -125,9 +142,9 @@ export class DeliveryLog {
       this.dataSource,
       `UPDATE deliveries d SET status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL,
          updated_at = now()
-       WHERE d.id = $1 AND d.store_id = $2 AND d.status <> 'pending'
+       WHERE d.id = $1 AND d.store_id = $2 AND d.status <> 'pending' AND d.id >= $3
        RETURNING ${DELIVERY_COLUMNS}`,
-      [id, storeId],
+      [id, storeId, this.floor()],
     );
     return rows[0] ?? null;
   }
@@ -138,9 +155,9 @@ export class DeliveryLog {
       this.dataSource,
       `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL,
          updated_at = now()
-       WHERE store_id = $1 AND webhook_id = $2 AND status = 'failed' AND ($3::timestamptz IS NULL OR created_at >= $3)
+       WHERE store_id = $1 AND webhook_id = $2 AND status = 'failed' AND ($3::timestamptz IS NULL OR created_at >= $3) AND id >= $4
        RETURNING id`,
-      [storeId, webhookId, since?.toISOString() ?? null],
+      [storeId, webhookId, since?.toISOString() ?? null, this.floor()],
     );
     return rows.length;
   }

@@ -13,7 +13,7 @@ export class Delivery {
   @PrimaryColumn({ type: 'text' })
   id: string;
 
-  @Column({ name: 'store_id', type: 'text' })
+  @PrimaryColumn({ name: 'store_id', type: 'text' })
   storeId: string;
 
   @Column({ name: 'event_id', type: 'text' })

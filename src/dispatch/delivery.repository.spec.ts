@@ -1,6 +1,8 @@
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database';
+import { timeDigits } from '../common/ids';
+import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrationsLocked } from '../database/run-migrations';
 import { DeliveryLog } from './delivery-log.repository';
@@ -8,6 +10,10 @@ import { DeliveryRepository, INACTIVE_ENDPOINT_ERROR, INTERRUPTED_ATTEMPT_ERROR,
 import { attemptTrigger } from './retry-policy';
 
 const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100 };
+
+/** Ids in the layout Hookline makes, so that they fall in today's partitions. */
+const TODAY = timeDigits(Date.now());
+const EVENT = `evt_${TODAY}0000000000000001`;
 
 /** The statements that decide who sends what, against a real PostgreSQL. */
 describe('DeliveryRepository', () => {
@@ -24,8 +30,8 @@ describe('DeliveryRepository', () => {
     await runMigrationsLocked(dataSource);
     pool = new Pool({ connectionString: db.url, max: 2 });
     repository = new DeliveryRepository(pool);
-    log = new DeliveryLog(dataSource);
-    await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ('evt_1', 'st_default', 'order.created', '{"id":"evt_1"}')`);
+    log = new DeliveryLog(dataSource, { retentionDays: 30 } as AppConfig);
+    await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ($1, 'st_default', 'order.created', '{"id":"evt_1"}')`, [EVENT]);
     for (const id of ['wh_a', 'wh_b']) {
       await db.query(
         `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted) VALUES ($1, 'st_default', $1, 'https://x.test/', '{order.created}', 'sealed')`,
@@ -45,11 +51,11 @@ describe('DeliveryRepository', () => {
   async function due(webhookId: string, count = 1): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const id = `del_${++sequence}`;
+      const id = `del_${TODAY}${String(++sequence).padStart(16, '0')}`;
       await db.query(
         `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
-         VALUES ($1, 'st_default', 'evt_1', $2, 'order.created', now() - make_interval(secs => $3))`,
-        [id, webhookId, 100 - sequence / 1000],
+         VALUES ($1, 'st_default', $4, $2, 'order.created', now() - make_interval(secs => $3))`,
+        [id, webhookId, 100 - sequence / 1000, EVENT],
       );
       ids.push(id);
     }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Pool } from 'pg';
-import { newId } from '../common/ids';
+import { newIdAtTimeOf } from '../common/ids';
 import { DISPATCH_POOL } from './dispatch-pool';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import type { AttemptTrigger } from './delivery-attempt.entity';
@@ -144,14 +144,15 @@ function recordOutcomesCtes(columns: string, extra: string): string {
   return `WITH u AS (
     SELECT * FROM json_to_recordset($1::json) AS u(${columns})
   ), present AS (
-    SELECT id FROM deliveries WHERE id = ANY ($2::text[])
+    SELECT id, store_id FROM deliveries WHERE id = ANY ($2::text[])
   ), attempts AS (
-    INSERT INTO delivery_attempts (delivery_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
-    SELECT u.id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u
-    WHERE u.record_attempt AND u.id IN (SELECT id FROM present)
+    INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
+    SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
+    FROM u JOIN present p ON p.id = u.id
+    WHERE u.record_attempt
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
-    ON CONFLICT (delivery_id, number) DO UPDATE SET started_at = excluded.started_at,
+    ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
       duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
       response_body = excluded.response_body
     WHERE delivery_attempts.error = '${INTERRUPTED_ATTEMPT_ERROR}'
@@ -196,14 +197,14 @@ const RECORD_WITH_HEALTH = `${recordOutcomesCtes(
   `${OUTCOME_COLUMNS}, counts boolean, stamp boolean, notice_id text, notice_body text, notice_at timestamptz`,
   `, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at`,
 )}, health_changes AS (
-    SELECT webhook_id, bool_or(stamp) AS stamped, count(*) FILTER (WHERE counts)::int AS failed
-    FROM updated WHERE counts OR stamp GROUP BY webhook_id
+    SELECT webhook_id, store_id, bool_or(stamp) AS stamped, count(*) FILTER (WHERE counts)::int AS failed
+    FROM updated WHERE counts OR stamp GROUP BY webhook_id, store_id
   ), health AS (
     -- A stamped success clears the count (failures of the same batch start it again); a failure
     -- starts the failing time if none runs.
-    INSERT INTO endpoint_health AS h (webhook_id, last_success_at, failing_since, failures)
-    SELECT webhook_id, CASE WHEN stamped THEN now() END, CASE WHEN failed > 0 THEN now() END, failed FROM health_changes
-    ON CONFLICT (webhook_id) DO UPDATE SET
+    INSERT INTO endpoint_health AS h (webhook_id, store_id, last_success_at, failing_since, failures)
+    SELECT webhook_id, store_id, CASE WHEN stamped THEN now() END, CASE WHEN failed > 0 THEN now() END, failed FROM health_changes
+    ON CONFLICT (webhook_id, store_id) DO UPDATE SET
       last_success_at = coalesce(excluded.last_success_at, h.last_success_at),
       failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN excluded.failing_since
         ELSE coalesce(h.failing_since, excluded.failing_since) END,
@@ -262,7 +263,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
     await manager.query(`DELETE FROM endpoint_health WHERE webhook_id = $1`, [webhookId]);
   }
 
-  /** A delivery already leased to the caller, who sends it itself (the endpoint test). */
+  /**
+   * A delivery already leased to the caller, who sends it itself (the endpoint test). Its id
+   * carries the event's time, like every delivery's, so that it lives in its event's day partition.
+   */
   async createLeased(
     manager: EntityManager,
     event: { storeId: string; eventId: string; eventType: string },
@@ -270,7 +274,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
     leaseToken: string,
     leaseMs: number,
   ): Promise<string> {
-    const id = newId('del');
+    const id = newIdAtTimeOf('del', event.eventId);
     await manager.query(
       `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, attempt_count, cycle_attempts, lease_token, next_attempt_at)
        VALUES ($1, $2, $3, $4, $5, 1, 1, $6, now() + make_interval(secs => $7::double precision / 1000))`,
@@ -305,7 +309,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
     const result = await this.pool.query<ClaimRow>({
       name: 'hookline-claim',
       text: `WITH locked AS (
-         SELECT id, webhook_id, event_id, ordered, next_attempt_at, lease_token, attempt_count, cycle_attempts FROM deliveries
+         SELECT id, store_id, webhook_id, event_id, ordered, next_attempt_at, lease_token, attempt_count, cycle_attempts FROM deliveries
          WHERE status = 'pending' AND next_attempt_at <= now() + make_interval(secs => $8::double precision / 1000)
            AND NOT (webhook_id = ANY($1::text[]))
          ORDER BY next_attempt_at
@@ -329,15 +333,15 @@ export class DeliveryRepository implements OnApplicationShutdown {
          LEFT JOIN unnest($3::text[], $4::int[]) AS a(webhook_id, available) ON a.webhook_id = r.webhook_id
          WHERE r.rn <= COALESCE(a.available, $5)
        ), limited AS (
-         SELECT f.webhook_id, w.rate_limit_per_second AS per_second, f.wanted
+         SELECT f.webhook_id, w.store_id, w.rate_limit_per_second AS per_second, f.wanted
          FROM (SELECT webhook_id, count(*)::int AS wanted FROM fitting GROUP BY webhook_id) f
          JOIN webhooks w ON w.id = f.webhook_id
          WHERE w.rate_limit_per_second IS NOT NULL
        ), windows AS (
-         INSERT INTO endpoint_rate_windows AS r (webhook_id, window_start, requests)
+         INSERT INTO endpoint_rate_windows AS r (webhook_id, store_id, window_start, requests)
          -- In endpoint order, so that two claims lock the rows of several endpoints in the same order.
-         SELECT webhook_id, date_trunc('second', now()), wanted FROM limited ORDER BY webhook_id
-         ON CONFLICT (webhook_id) DO UPDATE SET
+         SELECT webhook_id, store_id, date_trunc('second', now()), wanted FROM limited ORDER BY webhook_id
+         ON CONFLICT (webhook_id, store_id) DO UPDATE SET
            requests = CASE WHEN r.window_start = excluded.window_start THEN r.requests + excluded.requests ELSE excluded.requests END,
            window_start = excluded.window_start
          RETURNING webhook_id, window_start, requests
@@ -355,8 +359,8 @@ export class DeliveryRepository implements OnApplicationShutdown {
          WHERE d.id = f.id AND q.before + f.rn > q.per_second AND f.lease_token IS NULL
          RETURNING d.next_attempt_at
        ), interrupted AS (
-         INSERT INTO delivery_attempts (delivery_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
-         SELECT l.id, l.attempt_count,
+         INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
+         SELECT l.id, l.store_id, l.attempt_count,
            CASE WHEN l.cycle_attempts = 1 AND l.attempt_count > 1 THEN 'manual' ELSE 'scheduled' END,
            l.next_attempt_at - make_interval(secs => $6::double precision / 1000), 0, NULL, '${INTERRUPTED_ATTEMPT_ERROR}', NULL
          FROM locked l JOIN chosen c ON c.id = l.id
@@ -367,7 +371,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
          SET next_attempt_at = now() + make_interval(secs => $6::double precision / 1000), lease_token = $7,
              attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
          FROM chosen c, events e, webhooks w
-         WHERE d.id = c.id AND e.id = d.event_id AND w.id = d.webhook_id
+         WHERE d.id = c.id AND e.id = d.event_id AND e.store_id = d.store_id AND w.id = d.webhook_id AND w.store_id = d.store_id
          RETURNING d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",
            d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
            d.event_type AS "eventType", e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",

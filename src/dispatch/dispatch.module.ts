@@ -15,6 +15,7 @@ import { Event } from './event.entity';
 import { EventRepository } from './event.repository';
 import { IdempotencyKeyExpiry } from './idempotency-key-expiry';
 import { PublishBatcher } from './publish-batcher';
+import { RetentionScheduler } from './retention-scheduler';
 import { WebhookSender } from './webhook-sender';
 
 /**
@@ -36,7 +37,8 @@ import { WebhookSender } from './webhook-sender';
     PublishBatcher,
     IdempotencyKeyExpiry,
     EndpointDeactivation,
+    RetentionScheduler,
   ],
-  exports: [DeliveryRepository, DeliveryLog, Dispatcher, WebhookSender, EventRepository, PublishBatcher],
+  exports: [DeliveryRepository, DeliveryLog, Dispatcher, WebhookSender, EventRepository, PublishBatcher, RetentionScheduler],
 })
 export class DispatchModule {}

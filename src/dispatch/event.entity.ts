@@ -6,7 +6,7 @@ export class Event {
   @PrimaryColumn({ type: 'text' })
   id: string;
 
-  @Column({ name: 'store_id', type: 'text' })
+  @PrimaryColumn({ name: 'store_id', type: 'text' })
   storeId: string;
 
   @Column({ type: 'text' })
@@ -14,9 +14,6 @@ export class Event {
 
   @Column({ type: 'text' })
   body: string;
-
-  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
-  idempotencyKey: string | null;
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

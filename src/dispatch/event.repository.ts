@@ -29,13 +29,18 @@ export interface NewEvent {
  * the event (or nothing, when its Idempotency-Key is taken), one pending delivery for each of the
  * store's active endpoints subscribed to the type, due after `$8` ms, and a NOTIFY that wakes the
  * workers when (and only if) this commits. Delivery ids are `del_` + the event's time part + 64
- * random bits, so they sort by time like every other id.
+ * random bits, so they sort by time like every other id and fall in their event's day partition
+ * (every writer of deliveries keeps that: retention drops a day's events and deliveries together).
  */
 const PUBLISH = `
-  WITH ev AS (
-    INSERT INTO events (id, store_id, type, body, idempotency_key, created_at)
-    VALUES ($1, $2, $3, $4, $5, $6)
-    ON CONFLICT (store_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  WITH key AS (
+    INSERT INTO idempotency_keys (store_id, key, event_id)
+    SELECT $2, $5, $1 WHERE $5::text IS NOT NULL
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+  ), ev AS (
+    INSERT INTO events (id, store_id, type, body, created_at)
+    SELECT $1, $2, $3, $4, $6 WHERE $5::text IS NULL OR EXISTS (SELECT 1 FROM key)
     RETURNING id
   ), fanned_out AS (
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
@@ -73,14 +78,25 @@ const PUBLISH = `
  * beyond the inserts themselves.
  */
 function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOff: boolean }): string {
+  // Keys go to their own table first (a unique index on the partitioned events would have to hold
+  // the event's id); an event is written only if its key was free.
   const input = `
   WITH input AS (
     SELECT * FROM json_to_recordset($1::json)
       AS i(id text, store_id text, type text, body text, created_at timestamptz${withKeys ? ', idempotency_key text' : ''})
-  ), ev AS (
-    INSERT INTO events (id, store_id, type, body, created_at${withKeys ? ', idempotency_key' : ''})
-    SELECT id, store_id, type, body, created_at${withKeys ? ', idempotency_key' : ''} FROM input
-    ${withKeys ? 'ORDER BY idempotency_key ON CONFLICT (store_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING' : ''}
+  )${
+    withKeys
+      ? `, keyed AS (
+    INSERT INTO idempotency_keys (store_id, key, event_id)
+    SELECT store_id, idempotency_key, id FROM input WHERE idempotency_key IS NOT NULL
+    ORDER BY idempotency_key ON CONFLICT DO NOTHING
+    RETURNING event_id
+  )`
+      : ''
+  }, ev AS (
+    INSERT INTO events (id, store_id, type, body, created_at)
+    SELECT id, store_id, type, body, created_at FROM input
+    ${withKeys ? 'WHERE idempotency_key IS NULL OR id IN (SELECT event_id FROM keyed)' : ''}
     RETURNING id, store_id, type
   )`;
   const deliveryId = `'del_' || substr(p.event_id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16)`;
@@ -255,11 +271,16 @@ export class EventRepository {
     ]);
   }
 
-  /** An Idempotency-Key older than 24 hours is free again: its old holder gives it up. */
+  /**
+   * An Idempotency-Key older than 24 hours is free again: its old holder gives it up. So is one
+   * whose event retention removed (a day is only removed once older than the window anyway).
+   */
   private async expireIdempotencyKey(storeId: string, key: string, manager?: EntityManager): Promise<void> {
     await (manager ?? this.dataSource).query(
-      `UPDATE events SET idempotency_key = NULL
-       WHERE store_id = $1 AND idempotency_key = $2 AND created_at < now() - make_interval(hours => $3)`,
+      `DELETE FROM idempotency_keys k
+       WHERE k.store_id = $1 AND k.key = $2
+         AND (k.created_at < now() - make_interval(hours => $3)
+           OR NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id AND e.store_id = k.store_id))`,
       [storeId, key, IDEMPOTENCY_WINDOW_HOURS],
     );
   }
@@ -267,8 +288,10 @@ export class EventRepository {
   /** {@link expireIdempotencyKey} for the keys of a batch, in one statement. */
   async releaseExpiredKeys(storeId: string, keys: string[], manager?: EntityManager): Promise<void> {
     await (manager ?? this.dataSource).query(
-      `UPDATE events SET idempotency_key = NULL
-       WHERE store_id = $1 AND idempotency_key = ANY ($2::text[]) AND created_at < now() - make_interval(hours => $3)`,
+      `DELETE FROM idempotency_keys k
+       WHERE k.store_id = $1 AND k.key = ANY ($2::text[])
+         AND (k.created_at < now() - make_interval(hours => $3)
+           OR NOT EXISTS (SELECT 1 FROM events e WHERE e.id = k.event_id AND e.store_id = k.store_id))`,
       [storeId, keys, IDEMPOTENCY_WINDOW_HOURS],
     );
   }
@@ -280,9 +303,10 @@ export class EventRepository {
     manager?: EntityManager,
   ): Promise<Map<string, StoredEvent & { deliveries: number }>> {
     const rows: Array<StoredEvent & { deliveries: number; key: string }> = await (manager ?? this.dataSource).query(
-      `SELECT e.idempotency_key AS key, e.id, e.type, e.body, e.created_at AS "createdAt",
-         (SELECT count(*)::int FROM deliveries d WHERE d.event_id = e.id) AS deliveries
-       FROM events e WHERE e.store_id = $1 AND e.idempotency_key = ANY ($2::text[])`,
+      `SELECT k.key, e.id, e.type, e.body, e.created_at AS "createdAt",
+         (SELECT count(*)::int FROM deliveries d WHERE d.event_id = e.id AND d.store_id = e.store_id) AS deliveries
+       FROM idempotency_keys k JOIN events e ON e.id = k.event_id AND e.store_id = k.store_id
+       WHERE k.store_id = $1 AND k.key = ANY ($2::text[])`,
       [storeId, keys],
     );
     return new Map(rows.map(({ key, ...event }) => [key, event]));
@@ -296,8 +320,9 @@ export class EventRepository {
   ): Promise<(StoredEvent & { deliveries: number }) | null> {
     const rows: Array<StoredEvent & { deliveries: number }> = await (manager ?? this.dataSource).query(
       `SELECT e.id, e.type, e.body, e.created_at AS "createdAt",
-         (SELECT count(*)::int FROM deliveries d WHERE d.event_id = e.id) AS deliveries
-       FROM events e WHERE e.store_id = $1 AND e.idempotency_key = $2`,
+         (SELECT count(*)::int FROM deliveries d WHERE d.event_id = e.id AND d.store_id = e.store_id) AS deliveries
+       FROM idempotency_keys k JOIN events e ON e.id = k.event_id AND e.store_id = k.store_id
+       WHERE k.store_id = $1 AND k.key = $2`,
       [storeId, key],
     );
     return rows[0] ?? null;
@@ -311,13 +336,11 @@ export class EventRepository {
     return rows[0] ?? null;
   }
 
-  /** Forgets idempotency keys past their window (a safety valve for the unique index's size). */
+  /** Forgets idempotency keys past their window (a safety valve for the table's size). */
   async expireIdempotencyKeys(): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE events SET idempotency_key = NULL
-       WHERE idempotency_key IS NOT NULL AND created_at < now() - make_interval(hours => $1)`,
-      [IDEMPOTENCY_WINDOW_HOURS],
-    );
+    await this.dataSource.query(`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)`, [
+      IDEMPOTENCY_WINDOW_HOURS,
+    ]);
   }
 }
 

@@ -71,6 +71,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly retentionPartitionsDropped = new Counter({
+    name: 'hookline_retention_partitions_dropped_total',
+    help: 'Daily partitions dropped by retention, by table',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
+  readonly retentionRowsRemoved = new Counter({
+    name: 'hookline_retention_rows_removed_total',
+    help: 'Rows removed with the partitions retention dropped, by table',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

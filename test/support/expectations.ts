@@ -13,7 +13,7 @@ export function idOf(prefix: 'st' | 'wh' | 'evt' | 'del' | 'key'): RegExp {
 }
 
 /** Every table the API writes to. */
-export const TABLES = ['stores', 'api_keys', 'webhooks', 'events', 'deliveries', 'delivery_attempts'] as const;
+export const TABLES = ['stores', 'api_keys', 'webhooks', 'events', 'idempotency_keys', 'deliveries', 'delivery_attempts'] as const;
 
 /** Row counts of every table, to show that a refused request stored nothing. */
 export async function rowCounts(db: TestDatabase): Promise<Record<string, number>> {

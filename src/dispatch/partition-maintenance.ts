@@ -1,0 +1,169 @@
+import type { Pool, PoolClient } from 'pg';
+import {
+  PARTITIONED_TABLES,
+  type PartitionedTable,
+  dayBounds,
+  dayOfPartition,
+  partitionName,
+  planPartitions,
+} from './partition-plan';
+
+/** Any fixed 64-bit number, other than the migrations' lock: one maintenance run at a time across instances. */
+const MAINTENANCE_LOCK_KEY = 7_338_249_012;
+
+/** Days of partitions kept ahead of today: ids made on a clock up to this far ahead still have one. */
+export const AHEAD_DAYS = 7;
+
+/** How long DDL waits for a lock before giving up until the next run, rather than queueing deliveries behind it. */
+const LOCK_TIMEOUT = '5s';
+
+export interface DroppedPartition {
+  table: PartitionedTable;
+  day: number;
+  rows: number;
+}
+
+export interface MaintenanceReport {
+  /** False when another instance held the lock: this run did nothing. */
+  ran: boolean;
+  created: Array<{ table: PartitionedTable; day: number }>;
+  dropped: DroppedPartition[];
+  /** Days past retention kept because a delivery of theirs is still pending. */
+  keptPending: number[];
+}
+
+interface Child {
+  name: string;
+  day: number;
+  attached: boolean;
+  detachPending: boolean;
+}
+
+/**
+ * Creates the daily partitions of the log tables ahead of time and drops whole days older than
+ * retention (docs/operations.md). A day is dropped only when none of its deliveries is pending;
+ * attempts, deliveries and events of the day go in that order. Each partition is detached
+ * CONCURRENTLY, so deliveries go on meanwhile, then dropped. One run at a time across instances
+ * (an advisory lock); a run that stops half-way is finished by the next.
+ */
+export class PartitionMaintenance {
+  constructor(private readonly pool: Pool) {}
+
+  async run(nowMs: number, retentionDays: number, aheadDays = AHEAD_DAYS): Promise<MaintenanceReport> {
+    const report: MaintenanceReport = { ran: false, created: [], dropped: [], keptPending: [] };
+    const client = await this.pool.connect();
+    try {
+      const [{ locked }] = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [MAINTENANCE_LOCK_KEY])).rows;
+      if (!locked) return report;
+      report.ran = true;
+      try {
+        await client.query(`SET lock_timeout = '${LOCK_TIMEOUT}'`);
+        await this.createAhead(client, nowMs, aheadDays, report);
+        await this.dropExpired(client, nowMs, retentionDays, report);
+      } finally {
+        await client.query('RESET lock_timeout');
+        await client.query('SELECT pg_advisory_unlock($1)', [MAINTENANCE_LOCK_KEY]);
+      }
+      return report;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Creates the partitions of `days` that do not exist yet, in every log table (tests, the benchmark, clocks ahead). */
+  async ensureDays(days: number[]): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      for (const { table, prefix } of PARTITIONED_TABLES) {
+        const existing = new Set((await this.children(client, table)).map((child) => child.day));
+        for (const day of days) if (!existing.has(day)) await this.create(client, table, prefix, day);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  private async createAhead(client: PoolClient, nowMs: number, aheadDays: number, report: MaintenanceReport): Promise<void> {
+    for (const { table, prefix } of PARTITIONED_TABLES) {
+      const children = await this.children(client, table);
+      const { create } = planPartitions(
+        children.map((child) => child.day),
+        nowMs,
+        0,
+        aheadDays,
+      );
+      for (const day of create) {
+        await this.create(client, table, prefix, day);
+        report.created.push({ table, day });
+      }
+    }
+  }
+
+  /**
+   * A partition is made apart and then attached: attaching takes a lock that lets deliveries be
+   * written meanwhile, where CREATE TABLE … PARTITION OF would block them.
+   */
+  private async create(client: PoolClient, table: PartitionedTable, prefix: string, day: number): Promise<void> {
+    const name = partitionName(table, day);
+    const { from, to } = dayBounds(prefix, day);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${name} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+    await client.query(`ALTER TABLE ${table} ATTACH PARTITION ${name} FOR VALUES FROM ('${from}') TO ('${to}')`);
+  }
+
+  private async dropExpired(client: PoolClient, nowMs: number, retentionDays: number, report: MaintenanceReport): Promise<void> {
+    if (retentionDays <= 0) return;
+    const byTable = new Map<PartitionedTable, Child[]>();
+    for (const { table } of PARTITIONED_TABLES) byTable.set(table, await this.children(client, table));
+    const allDays = [...byTable.values()].flatMap((children) => children.map((child) => child.day));
+    const { drop } = planPartitions(allDays, nowMs, retentionDays, 0);
+    for (const day of [...new Set(drop)]) {
+      const deliveries = byTable.get('deliveries')!.find((child) => child.day === day);
+      if (deliveries && (await this.holdsPending(client, deliveries.name))) {
+        report.keptPending.push(day);
+        continue;
+      }
+      for (const { table } of PARTITIONED_TABLES) {
+        const child = byTable.get(table)!.find((c) => c.day === day);
+        if (child) report.dropped.push({ table, day, rows: await this.drop(client, table, child) });
+      }
+    }
+  }
+
+  /**
+   * Whether a delivery of the partition is pending (through its partial due index). Nothing makes
+   * a delivery older than retention pending again (DeliveryLog), so a day found without one stays so.
+   */
+  private async holdsPending(client: PoolClient, name: string): Promise<boolean> {
+    const { rows } = await client.query<{ pending: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${name} WHERE status = 'pending') AS pending`,
+    );
+    return rows[0].pending;
+  }
+
+  private async drop(client: PoolClient, table: PartitionedTable, child: Child): Promise<number> {
+    if (child.detachPending) await client.query(`ALTER TABLE ${table} DETACH PARTITION ${child.name} FINALIZE`);
+    else if (child.attached) await client.query(`ALTER TABLE ${table} DETACH PARTITION ${child.name} CONCURRENTLY`);
+    const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${child.name}`);
+    await client.query(`DROP TABLE ${child.name}`);
+    return rows[0].n;
+  }
+
+  /**
+   * The daily partitions of `table`, with any left detached (or half detached) by a run that
+   * stopped between detaching and dropping.
+   */
+  private async children(client: PoolClient, table: PartitionedTable): Promise<Child[]> {
+    const { rows } = await client.query<{ name: string; attached: boolean; detach_pending: boolean }>(
+      `SELECT c.relname AS name, i.inhrelid IS NOT NULL AS attached, coalesce(i.inhdetachpending, false) AS detach_pending
+       FROM pg_class c
+       JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
+       LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = $1::regclass
+       WHERE c.relkind = 'r' AND c.relname LIKE $2`,
+      [table, `${table}\\_p%`],
+    );
+    return rows.flatMap((row) => {
+      const day = dayOfPartition(table, row.name);
+      return day === null ? [] : [{ name: row.name, day, attached: row.attached, detachPending: row.detach_pending }];
+    });
+  }
+}
