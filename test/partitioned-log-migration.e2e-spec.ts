@@ -1,0 +1,125 @@
+import { DataSource } from 'typeorm';
+import { newId, newIdAtTimeOf } from '../src/common/ids';
+import { dataSourceOptions, MIGRATIONS } from '../src/database/data-source-options';
+import { PartitionedLog1795800000000 } from '../src/database/migrations/1795800000000-PartitionedLog';
+import { DAY_MS, dayOf } from '../src/dispatch/partition-plan';
+import { SecretCipher } from '../src/webhooks/secret-cipher';
+import { startApp, TEST_ENCRYPTION_KEY, TestApp } from './support/app';
+import { createTestDatabase, TestDatabase } from './support/database';
+import { eventually } from './support/eventually';
+import { createWebhook, deliveriesOf, delivery, orderData, publish } from './support/fixtures';
+import { Receiver } from './support/receiver';
+
+/** Rows of the log, as text, in an order that does not depend on the table's layout. */
+const SNAPSHOT = `
+  SELECT
+    (SELECT string_agg(concat_ws('|', id, store_id, type, body, created_at), E'\\n' ORDER BY id) FROM events) AS events,
+    (SELECT string_agg(d::text, E'\\n' ORDER BY d.id) FROM deliveries d) AS deliveries,
+    (SELECT string_agg(concat_ws('|', delivery_id, number, trigger, started_at, duration_ms, status_code, error, response_body), E'\\n'
+       ORDER BY delivery_id, number) FROM delivery_attempts) AS attempts`;
+
+/**
+ * A database filled under the schema before partitioning, over several days, upgraded by the app
+ * itself at start: every row is still there and the app serves and delivers.
+ */
+describe('upgrading a filled database to the partitioned log', () => {
+  let db: TestDatabase;
+  let t: TestApp;
+  let receiver: Receiver;
+  const today = dayOf(Date.now());
+  const pendingEvent = newId('evt', (today - 2) * DAY_MS + 3_600_000);
+  const pendingDelivery = newIdAtTimeOf('del', pendingEvent);
+  const webhookId = newId('wh');
+  let before: Record<string, string>;
+
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+    db = await createTestDatabase();
+    const previous = MIGRATIONS.filter((migration) => migration !== PartitionedLog1795800000000);
+    const dataSource = await new DataSource({ ...dataSourceOptions(db.url, 2), migrations: previous }).initialize();
+    await dataSource.runMigrations();
+    const sealed = new SecretCipher(Buffer.from(TEST_ENCRYPTION_KEY, 'base64')).encrypt('whsec_migrated', webhookId);
+    await dataSource.query(
+      `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted) VALUES ($1, 'st_default', 'old', $2, '{order.created}', $3)`,
+      [webhookId, `${receiver.url}/old`, sealed],
+    );
+    // Four days of finished deliveries, each with its attempt; one delivery still pending.
+    for (let day = today - 3; day <= today; day++) {
+      await dataSource.query(
+        `WITH ev AS (
+           INSERT INTO events (id, store_id, type, body, idempotency_key, created_at)
+           SELECT 'evt_' || t.digits || lpad(g::text, 16, '0'), 'st_default', 'order.created', '{"n":' || g || '}',
+             CASE WHEN g = 1 AND $2 THEN 'key-' || $1 END, to_timestamp(($1::bigint * 86400000 + g * 1000) / 1000.0)
+           FROM generate_series(1, 50) g, LATERAL (SELECT $3::text[] AS all_digits) a, LATERAL (SELECT a.all_digits[g] AS digits) t
+           RETURNING id, created_at
+         ), dl AS (
+           INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status, attempt_count, cycle_attempts, last_status_code, created_at)
+           SELECT 'del_' || substr(ev.id, 5, 10) || w.n || substr(ev.id, 16), 'st_default', ev.id, $4, 'order.created', 'succeeded', 1, 1, 200, ev.created_at
+           FROM ev, (VALUES ('a'), ('b')) AS w(n)
+           RETURNING id, created_at
+         )
+         INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, response_body)
+         SELECT id, 1, created_at, 12, 200, 'ok' FROM dl`,
+        [day, day === today, Array.from({ length: 50 }, (_, i) => newId('evt', day * DAY_MS + (i + 1) * 1000).slice(4, 14)), webhookId],
+      );
+    }
+    await dataSource.query(`INSERT INTO events (id, store_id, type, body) VALUES ($1, 'st_default', 'order.created', $2)`, [
+      pendingEvent,
+      JSON.stringify({ id: pendingEvent, type: 'order.created', timestamp: new Date().toISOString(), data: orderData(7) }),
+    ]);
+    await dataSource.query(
+      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at) VALUES ($1, 'st_default', $2, $3, 'order.created', now() + interval '1 hour')`,
+      [pendingDelivery, pendingEvent, webhookId],
+    );
+    before = (await dataSource.query(SNAPSHOT))[0];
+    await dataSource.destroy();
+
+    t = await startApp({ db });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+    await receiver?.close();
+  });
+
+  it('keeps every row, each in its day partition, attempts carrying their store', async () => {
+    const [after] = await db.query<Record<string, string>>(SNAPSHOT);
+    expect(after).toEqual(before);
+    expect(after.events.split('\n')).toHaveLength(201);
+    expect(after.attempts.split('\n')).toHaveLength(400);
+    const [{ misplaced }] = await db.query<{ misplaced: number }>(
+      `SELECT count(*)::int AS misplaced FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE a.store_id <> d.store_id`,
+    );
+    expect(misplaced).toBe(0);
+    const partitions = await db.query<{ name: string; n: number }>(
+      `SELECT tableoid::regclass::text AS name, count(*)::int AS n FROM events GROUP BY 1 ORDER BY 1`,
+    );
+    expect(partitions.map((p) => p.name)).toHaveLength(4);
+    expect(partitions.every((p) => /^events_p\d{8}$/.test(p.name))).toBe(true);
+    expect(await db.query(`SELECT key, store_id FROM idempotency_keys`)).toEqual([{ key: `key-${today}`, store_id: 'st_default' }]);
+  });
+
+  it('serves the migrated events and delivers the pending delivery', async () => {
+    const res = await t.api(`/events/${pendingEvent}`);
+    expect(res.status).toBe(200);
+    await db.query(`UPDATE deliveries SET next_attempt_at = now() WHERE id = $1`, [pendingDelivery]);
+    const [request] = await receiver.waitFor(1, (r) => r.path === '/old');
+    expect(request.headers['x-webhook-id']).toBe(pendingEvent);
+    await eventually(
+      () => delivery(t, pendingDelivery),
+      (row) => row.status === 'succeeded',
+    );
+  });
+
+  it('publishes and delivers new events', async () => {
+    const webhook = await createWebhook(t, `${receiver.url}/new`);
+    const event = await publish(t, 'order.created', orderData(8));
+    const [request] = await receiver.waitFor(1, (r) => r.path === '/new');
+    expect(request.headers['x-webhook-id']).toBe(event.id);
+    await eventually(
+      () => deliveriesOf(t, webhook.id),
+      (rows) => rows[0]?.status === 'succeeded',
+    );
+  });
+});
