@@ -11,7 +11,7 @@
  * Options:
  *   --quick            every scenario shrunk; under 60 s
  *   --clients          only the HTTP-client comparison (bench/http-clients.ts); no database needed
- *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, ratelimit, ordered, backlog, peers, claim
+ *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, ratelimit, ordered, backlog, peers, claim, retention
  *   --profile          run Hookline under --cpu-prof (profiles in bench/profiles/) and print where its time goes
  *   --sql-stats        time Hookline's SQL statements per scenario (pg driver wrapper) and print the top ones
  *   --log-level=L      Hookline's LOG_LEVEL (default info, as deployed)
@@ -53,6 +53,7 @@ import { isolation } from './scenarios/isolation';
 import { latency } from './scenarios/latency';
 import { ordered } from './scenarios/ordered';
 import { rateLimit } from './scenarios/ratelimit';
+import { retention } from './scenarios/retention';
 import { retry } from './scenarios/retry';
 import { throughput } from './scenarios/throughput';
 
@@ -136,7 +137,7 @@ async function attempt(bench: Bench, scenario: Scenario, run: () => Promise<void
     console.error(`scenario ${scenario} failed: ${message}`);
     if (bench.hookline && !bench.hookline.child.running) {
       bench.hookline = undefined;
-      if (['api', 'throughput', 'latency', 'isolation', 'retry', 'ratelimit', 'ordered', 'backlog'].some((s) => bench.has(s as Scenario)))
+      if (['api', 'throughput', 'latency', 'isolation', 'retry', 'ratelimit', 'ordered', 'backlog', 'retention'].some((s) => bench.has(s as Scenario)))
         await bench.startHookline('restarted');
     }
   }
@@ -167,6 +168,7 @@ async function runAll(bench: Bench): Promise<void> {
   await attempt(bench, 'ratelimit', () => rateLimit(bench));
   await attempt(bench, 'ordered', () => ordered(bench));
   await attempt(bench, 'backlog', () => backlog(bench));
+  await attempt(bench, 'retention', () => retention(bench));
   await bench.stopHookline();
   await attempt(bench, 'peers', () => peers(bench));
   await attempt(bench, 'claim', () => claim(bench));

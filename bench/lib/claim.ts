@@ -7,7 +7,9 @@ import { AttemptOutcome, DeliveryRepository } from '../../src/dispatch/delivery.
 import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/dispatch-pool';
 import { EVENT_CATALOGUE } from '../../src/catalogue/event-catalogue';
 import { buildEnvelope } from '../../src/dispatch/envelope';
+import { dayOf } from '../../src/dispatch/partition-plan';
 import { BenchDatabase, bulkPublish, createDatabase } from './db';
+import { fillDays } from './fill-days';
 import { median, percentile, round } from './stats';
 
 export interface ClaimSizes {
@@ -202,36 +204,12 @@ function succeededOutcomes(rows: Array<{ id: string; attemptNumber: number }>, t
   }));
 }
 
-/** `count` finished deliveries (95 % succeeded, 5 % failed), ten per event, over the past 30 days. */
+/**
+ * `count` finished deliveries (95 % succeeded, 5 % failed), ten per event, over the past 30 days,
+ * each day in its own partitions as the service would have written them.
+ */
 async function insertFinished(db: BenchDatabase, webhookIds: string[], count: number, log: (line: string) => void): Promise<number> {
-  const started = performance.now();
-  const data = JSON.stringify(EVENT_CATALOGUE['order.created'].example);
-  const sample = buildEnvelope('order.created', EVENT_CATALOGUE['order.created'].example).body;
-  if (!sample.includes(data)) throw new Error('unexpected envelope layout');
-  const chunk = 500_000;
-  for (let from = 0; from < count; from += chunk) {
-    const to = Math.min(count, from + chunk) - 1;
-    await db.pool.query(
-      `INSERT INTO events (id, store_id, type, body, created_at)
-       SELECT 'evt_old' || lpad(g::text, 12, '0'), $1, 'order.created',
-         '{"id":"evt_old' || lpad(g::text, 12, '0') || '","type":"order.created","timestamp":"2026-01-01T00:00:00.000Z","data":' || $2 || '}',
-         now() - interval '30 days' + g * interval '1 second'
-       FROM generate_series($3::int / 10, $4::int / 10) AS g
-       ON CONFLICT DO NOTHING`,
-      [STORE, data, from, to],
-    );
-    await db.pool.query(
-      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status, attempt_count, cycle_attempts,
-         next_attempt_at, last_status_code, last_error, created_at, updated_at)
-       SELECT 'del_old' || lpad(g::text, 14, '0'), $1, 'evt_old' || lpad((g / 10)::text, 12, '0'), ($2::text[])[g % 10 + 1],
-         'order.created', CASE WHEN g % 20 = 0 THEN 'failed' ELSE 'succeeded' END, CASE WHEN g % 20 = 0 THEN 3 ELSE 1 END,
-         CASE WHEN g % 20 = 0 THEN 3 ELSE 1 END, NULL, CASE WHEN g % 20 = 0 THEN 500 ELSE 200 END,
-         CASE WHEN g % 20 = 0 THEN 'HTTP 500' END,
-         now() - interval '30 days' + (g / 10) * interval '1 second', now() - interval '30 days' + (g / 10) * interval '1 second'
-       FROM generate_series($3::int, $4::int) AS g`,
-      [STORE, webhookIds, from, to],
-    );
-    log(`  ${to + 1} of ${count} finished deliveries inserted (${Math.round((performance.now() - started) / 1000)} s)`);
-  }
-  return Math.round(performance.now() - started);
+  const today = dayOf(Date.now());
+  const days = Array.from({ length: 30 }, (_, i) => today - 30 + i);
+  return fillDays(db.pool, { storeId: STORE, type: 'order.created', webhookIds, deliveries: count, days, attempts: false }, log);
 }

@@ -22,6 +22,7 @@ export const SCENARIOS = [
   'backlog',
   'peers',
   'claim',
+  'retention',
 ] as const;
 /** Where the peers scenario finds Redis for BullMQ. */
 export const REDIS = { host: '127.0.0.1', port: 6379 };
@@ -77,6 +78,10 @@ export interface Sizes {
   /** Runs of each contender's best setting (the median counts); the sweep is only in the full run. */
   peersRuns: number;
   peersSweep: boolean;
+  /** Finished deliveries filled over past days for the retention scenario. */
+  retentionRows: number;
+  /** Events (× 10 endpoints) delivered in each retention phase. */
+  retentionEvents: number;
   clientsWarmupMs: number;
   clientsMs: number;
   clientsRounds: number;
@@ -108,6 +113,8 @@ export const FULL: Sizes = {
   peersDeliveries: 50_000,
   peersRuns: 3,
   peersSweep: true,
+  retentionRows: 2_000_000,
+  retentionEvents: 10_000,
   clientsWarmupMs: 1000,
   clientsMs: 5000,
   clientsRounds: 3,
@@ -139,6 +146,8 @@ export const QUICK: Sizes = {
   peersDeliveries: 5000,
   peersRuns: 1,
   peersSweep: false,
+  retentionRows: 200_000,
+  retentionEvents: 1000,
   clientsWarmupMs: 500,
   clientsMs: 1500,
   clientsRounds: 1,

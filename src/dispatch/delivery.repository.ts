@@ -143,12 +143,10 @@ const OUTCOME_COLUMNS = `id text, token text, status text, delay_ms double preci
 function recordOutcomesCtes(columns: string, extra: string): string {
   return `WITH u AS (
     SELECT * FROM json_to_recordset($1::json) AS u(${columns})
-  ), present AS (
-    SELECT id, store_id FROM deliveries WHERE id = ANY ($2::text[])
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u JOIN present p ON p.id = u.id
+    FROM u CROSS JOIN LATERAL (SELECT d.store_id FROM deliveries d WHERE d.id = u.id) AS p
     WHERE u.record_attempt
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
@@ -163,7 +161,7 @@ function recordOutcomesCtes(columns: string, extra: string): string {
           THEN now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000) ELSE NULL END,
         lease_token = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = ANY ($2::text[]) AND d.id = u.id AND d.lease_token = u.token
+    WHERE d.id = u.id AND d.lease_token = u.token
     RETURNING d.id, d.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint${extra}
   ), released AS (
     -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
@@ -326,10 +324,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
          FROM gated g WHERE d.id = g.id AND NOT g.free AND g.lease_token IS NULL
          RETURNING d.id
        ), ranked AS (
-         SELECT id, webhook_id, lease_token, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn
+         SELECT id, store_id, webhook_id, lease_token, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn
          FROM gated WHERE free
        ), fitting AS (
-         SELECT r.id, r.webhook_id, r.lease_token, r.rn FROM ranked r
+         SELECT r.id, r.store_id, r.webhook_id, r.lease_token, r.rn FROM ranked r
          LEFT JOIN unnest($3::text[], $4::int[]) AS a(webhook_id, available) ON a.webhook_id = r.webhook_id
          WHERE r.rn <= COALESCE(a.available, $5)
        ), limited AS (
@@ -349,7 +347,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
          SELECT l.webhook_id, l.per_second, w.window_start, w.requests - l.wanted AS before
          FROM limited l JOIN windows w ON w.webhook_id = l.webhook_id
        ), chosen AS (
-         SELECT f.id FROM fitting f LEFT JOIN quota q ON q.webhook_id = f.webhook_id
+         SELECT f.id, f.store_id FROM fitting f LEFT JOIN quota q ON q.webhook_id = f.webhook_id
          WHERE q.webhook_id IS NULL OR q.before + f.rn <= q.per_second
        ), deferred AS (
          UPDATE deliveries d
@@ -367,23 +365,30 @@ export class DeliveryRepository implements OnApplicationShutdown {
          WHERE l.lease_token IS NOT NULL AND l.attempt_count > 0
          ON CONFLICT DO NOTHING
        ), claimed AS (
+         -- Only the chosen rows, each found by its key in the partition of its id; the event and the
+         -- endpoint are looked up below, one row each, so that the plan cannot start from them.
          UPDATE deliveries d
          SET next_attempt_at = now() + make_interval(secs => $6::double precision / 1000), lease_token = $7,
              attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
-         FROM chosen c, events e, webhooks w
-         WHERE d.id = c.id AND e.id = d.event_id AND e.store_id = d.store_id AND w.id = d.webhook_id AND w.store_id = d.store_id
-         RETURNING d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",
-           d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt",
-           d.event_type AS "eventType", e.body, w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
+         FROM chosen c
+         WHERE d.id = c.id AND d.store_id = c.store_id
+         RETURNING d.id, d.store_id, d.event_id, d.webhook_id, d.event_type, d.attempt_count, d.cycle_attempts, d.ordered
+       ), sent AS (
+         SELECT d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",
+           d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt", d.event_type AS "eventType",
+           (SELECT e.body FROM events e WHERE e.id = d.event_id AND e.store_id = d.store_id) AS body,
+           w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
            CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
            w.headers, w.retry_schedule AS "retrySchedule", d.ordered
+         FROM claimed d
+         JOIN webhooks w ON w.id = d.webhook_id AND w.store_id = d.store_id
        )
        -- One row even when nothing was claimed: it carries how many rows were due and when put-off ones come due.
        SELECT c.*, m."lockedCount", m."deferredDueInMs"
        FROM (SELECT (SELECT count(*) FROM locked)::int AS "lockedCount",
            (SELECT array_agg(DISTINCT extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000) FROM deferred) AS "deferredDueInMs"
          ) m
-       LEFT JOIN claimed c ON true`,
+       LEFT JOIN sent c ON true`,
       values: [
         limits.excluded,
         limit,
@@ -457,15 +462,17 @@ export class DeliveryRepository implements OnApplicationShutdown {
       };
     });
     // One JSON parameter rather than fourteen arrays: JSON.stringify is native, while pg escapes
-    // every array element in JavaScript. The ids again as an array, so that deliveries are found
-    // through their primary key: PostgreSQL guesses 100 rows for json_to_recordset and, on a
-    // table of some thousands, chose two sequential scans per flush (3.6 ms instead of 0.4).
+    // every array element in JavaScript. Each delivery is looked up by its id from its row of the
+    // JSON (a nested loop on the primary key, in the one partition its id belongs to): matching
+    // the ids as an array instead read every partition, and with hash joins off (dispatch-pool.ts)
+    // compared every row with every row.
     // A named statement: planned each time, a flush of one outcome cost PostgreSQL 0.75-1.07 ms of
     // CPU, prepared 0.62-0.70 ms. Its generic plan, made while the
     // table was small, once kept sequential scans as the table grew (32 ms a flush at 100,000
     // rows); the dispatch connections have them off (dispatch-pool.ts).
     // Batches of successes only (nearly all of them) take the statement without the health part,
     // which cost PostgreSQL about 15 % more CPU per delivery in the throughput benchmark.
+    // The ids again as an array only to keep the batch's own deliveries out of the ordered release.
     const values = [JSON.stringify(rows), outcomes.map((o) => o.deliveryId)];
     const result = await this.pool.query<{ kind: 'retry' | 'failing' | 'woken'; id: string; dueInMs: number }>(
       health
