@@ -65,7 +65,9 @@ describe('DeliveryLog', () => {
       id('del_2'),
       id('del_1'),
     ]);
-    expect((await log.pageForWebhook('st_default', 'wh_st_default', { limit: 5, status: 'failed' })).map((d) => d.id)).toEqual([id('del_1')]);
+    expect((await log.pageForWebhook('st_default', 'wh_st_default', { limit: 5, status: 'failed' })).map((d) => d.id)).toEqual([
+      id('del_1'),
+    ]);
   });
 
   it('restarts a finished delivery but not a pending one, and the failed ones of an endpoint in its store only', async () => {
@@ -79,7 +81,11 @@ describe('DeliveryLog', () => {
 
   it('neither retries nor finds for a retry a delivery older than retention', async () => {
     const old = `del_${timeDigits(Date.now() - 31 * 86_400_000)}0000000000000009`;
-    await db.query(`CREATE TABLE deliveries_old PARTITION OF deliveries FOR VALUES FROM ($1) TO ($2)`.replace('$1', `'${old}'`).replace('$2', `'${old}~'`));
+    await db.query(
+      `CREATE TABLE deliveries_old PARTITION OF deliveries FOR VALUES FROM ($1) TO ($2)`
+        .replace('$1', `'${old}'`)
+        .replace('$2', `'${old}~'`),
+    );
     await db.query(
       `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, 'wh_st_default', 'order.created', 'failed')`,
       [old, id('evt_1')],

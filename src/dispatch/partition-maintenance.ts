@@ -1,12 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import {
-  PARTITIONED_TABLES,
-  type PartitionedTable,
-  dayBounds,
-  dayOfPartition,
-  partitionName,
-  planPartitions,
-} from './partition-plan';
+import { PARTITIONED_TABLES, type PartitionedTable, dayBounds, dayOfPartition, partitionName, planPartitions } from './partition-plan';
 
 /** Any fixed 64-bit number, other than the migrations' lock: one maintenance run at a time across instances. */
 const MAINTENANCE_LOCK_KEY = 7_338_249_012;
@@ -53,7 +46,8 @@ export class PartitionMaintenance {
     const report: MaintenanceReport = { ran: false, created: [], dropped: [], keptPending: [] };
     const client = await this.pool.connect();
     try {
-      const [{ locked }] = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [MAINTENANCE_LOCK_KEY])).rows;
+      const [{ locked }] = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [MAINTENANCE_LOCK_KEY]))
+        .rows;
       if (!locked) return report;
       report.ran = true;
       try {
@@ -134,9 +128,7 @@ export class PartitionMaintenance {
    * a delivery older than retention pending again (DeliveryLog), so a day found without one stays so.
    */
   private async holdsPending(client: PoolClient, name: string): Promise<boolean> {
-    const { rows } = await client.query<{ pending: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM ${name} WHERE status = 'pending') AS pending`,
-    );
+    const { rows } = await client.query<{ pending: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${name} WHERE status = 'pending') AS pending`);
     return rows[0].pending;
   }
 
