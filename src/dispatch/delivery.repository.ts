@@ -371,7 +371,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
          SET next_attempt_at = now() + make_interval(secs => $6::double precision / 1000), lease_token = $7,
              attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
          FROM chosen c
-         WHERE d.id = c.id AND d.store_id = c.store_id
+         WHERE d.id = c.id
          RETURNING d.id, d.store_id, d.event_id, d.webhook_id, d.event_type, d.attempt_count, d.cycle_attempts, d.ordered
        ), sent AS (
          SELECT d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",

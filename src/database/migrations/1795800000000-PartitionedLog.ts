@@ -133,7 +133,17 @@ export class PartitionedLog1795800000000 implements MigrationInterface {
     await q(`CREATE INDEX deliveries_ordered_idx ON deliveries (webhook_id, event_id) WHERE status = 'pending' AND ordered`);
 
     await q(`ALTER TABLE delivery_attempts ADD PRIMARY KEY (delivery_id, number, store_id)`);
-    await q(`ANALYZE events, deliveries, delivery_attempts`);
+    // Statistics for the days that hold rows, never for the empty ones: a partition analyzed while
+    // empty is known to be empty, and a plan made then reads it whole for each row it looks up once
+    // it fills (until autovacuum analyzes it again). A partition never analyzed is assumed to hold
+    // some rows, and is looked up by key.
+    for (const { table } of LOG_TABLES) {
+      for (const day of [...days].sort((a, b) => a - b)) {
+        const name = `${table}_p${dayName(day)}`;
+        const [{ any }] = await q<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${name}) AS any`);
+        if (any) await q(`ANALYZE ${name}`);
+      }
+    }
   }
 
   /**
