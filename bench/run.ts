@@ -137,7 +137,11 @@ async function attempt(bench: Bench, scenario: Scenario, run: () => Promise<void
     console.error(`scenario ${scenario} failed: ${message}`);
     if (bench.hookline && !bench.hookline.child.running) {
       bench.hookline = undefined;
-      if (['api', 'throughput', 'latency', 'isolation', 'retry', 'ratelimit', 'ordered', 'backlog', 'retention'].some((s) => bench.has(s as Scenario)))
+      if (
+        ['api', 'throughput', 'latency', 'isolation', 'retry', 'ratelimit', 'ordered', 'backlog', 'retention'].some((s) =>
+          bench.has(s as Scenario),
+        )
+      )
         await bench.startHookline('restarted');
     }
   }

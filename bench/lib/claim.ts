@@ -5,8 +5,6 @@ import { dataSourceOptions } from '../../src/database/data-source-options';
 import { runMigrationsLocked } from '../../src/database/run-migrations';
 import { AttemptOutcome, DeliveryRepository } from '../../src/dispatch/delivery.repository';
 import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/dispatch-pool';
-import { EVENT_CATALOGUE } from '../../src/catalogue/event-catalogue';
-import { buildEnvelope } from '../../src/dispatch/envelope';
 import { dayOf } from '../../src/dispatch/partition-plan';
 import { BenchDatabase, bulkPublish, createDatabase } from './db';
 import { fillDays } from './fill-days';

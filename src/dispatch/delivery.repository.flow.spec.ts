@@ -1,12 +1,17 @@
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database';
+import { timeDigits } from '../common/ids';
+import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrationsLocked } from '../database/run-migrations';
 import { DeliveryLog } from './delivery-log.repository';
 import { DeliveryRepository, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
 
 const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100 };
+
+/** Ids in the layout Hookline makes, so that they fall in today's partitions. */
+const TODAY = timeDigits(Date.now());
 
 /** Ordered endpoints and rate limits as the claim and the recorded outcomes enforce them, against a real PostgreSQL. */
 describe('DeliveryRepository flow control', () => {
@@ -26,7 +31,7 @@ describe('DeliveryRepository flow control', () => {
     pool = new Pool({ connectionString: db.url, max: 2 });
     otherPool = new Pool({ connectionString: db.url, max: 2 });
     workers = [new DeliveryRepository(pool), new DeliveryRepository(otherPool)];
-    log = new DeliveryLog(dataSource);
+    log = new DeliveryLog(dataSource, { retentionDays: 30 } as AppConfig);
     for (const [id, settings] of [
       ['wh_ordered', 'ordered = true'],
       ['wh_limited', 'rate_limit_per_second = 2'],
@@ -54,7 +59,7 @@ describe('DeliveryRepository flow control', () => {
 
   /** A due delivery of a new event; events are numbered so that their ids sort in creation order. */
   async function due(webhookId: string, ordered = false): Promise<string> {
-    const n = String(++sequence).padStart(6, '0');
+    const n = `${TODAY}${String(++sequence).padStart(16, '0')}`;
     await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ($1, 'st_default', 'order.created', '{}')`, [`evt_${n}`]);
     await db.query(
       `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
