@@ -71,6 +71,9 @@ describe('upgrading a filled database to the partitioned log', () => {
       `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at) VALUES ($1, 'st_default', $2, $3, 'order.created', now() + interval '1 hour')`,
       [pendingDelivery, pendingEvent, webhookId],
     );
+    // The endpoint's own rows, keyed by the endpoint alone before the upgrade.
+    await dataSource.query(`INSERT INTO endpoint_health (webhook_id, failing_since, failures) VALUES ($1, now(), 3)`, [webhookId]);
+    await dataSource.query(`INSERT INTO endpoint_rate_windows (webhook_id, window_start, requests) VALUES ($1, now(), 2)`, [webhookId]);
     before = (await dataSource.query(SNAPSHOT))[0];
     await dataSource.destroy();
 
@@ -98,6 +101,27 @@ describe('upgrading a filled database to the partitioned log', () => {
     expect(partitions.map((p) => p.name)).toHaveLength(4);
     expect(partitions.every((p) => /^events_p\d{8}$/.test(p.name))).toBe(true);
     expect(await db.query(`SELECT key, store_id FROM idempotency_keys`)).toEqual([{ key: `key-${today}`, store_id: 'st_default' }]);
+  });
+
+  it("gives the endpoint's health and rate window rows their endpoint's store, in their primary key", async () => {
+    expect(await db.query(`SELECT webhook_id, store_id, failures FROM endpoint_health`)).toEqual([
+      { webhook_id: webhookId, store_id: 'st_default', failures: 3 },
+    ]);
+    expect(await db.query(`SELECT webhook_id, store_id, requests FROM endpoint_rate_windows`)).toEqual([
+      { webhook_id: webhookId, store_id: 'st_default', requests: 2 },
+    ]);
+    const keys = await db.query<{ table: string; columns: string }>(
+      `SELECT c.conrelid::regclass::text AS table, string_agg(a.attname, ',' ORDER BY a.attname) AS columns
+       FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)
+       WHERE c.contype IN ('p', 'f') AND c.conrelid IN ('endpoint_health'::regclass, 'endpoint_rate_windows'::regclass)
+       GROUP BY c.conrelid, c.conname, c.contype ORDER BY 1, 2`,
+    );
+    expect(keys).toEqual([
+      { table: 'endpoint_health', columns: 'store_id,webhook_id' },
+      { table: 'endpoint_health', columns: 'store_id,webhook_id' },
+      { table: 'endpoint_rate_windows', columns: 'store_id,webhook_id' },
+      { table: 'endpoint_rate_windows', columns: 'store_id,webhook_id' },
+    ]);
   });
 
   it('serves the migrated events and delivers the pending delivery', async () => {
