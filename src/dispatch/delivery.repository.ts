@@ -324,10 +324,13 @@ export class DeliveryRepository implements OnApplicationShutdown {
          FROM gated g WHERE d.id = g.id AND NOT g.free AND g.lease_token IS NULL
          RETURNING d.id
        ), ranked AS (
-         SELECT id, store_id, webhook_id, lease_token, row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn
+         -- Each row carries what the steps below need of it: with hash joins off on these
+         -- connections (dispatch-pool.ts), joining two of these lists again compares every row with every row.
+         SELECT id, store_id, webhook_id, lease_token, next_attempt_at, attempt_count, cycle_attempts,
+           row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn
          FROM gated WHERE free
        ), fitting AS (
-         SELECT r.id, r.store_id, r.webhook_id, r.lease_token, r.rn FROM ranked r
+         SELECT r.* FROM ranked r
          LEFT JOIN unnest($3::text[], $4::int[]) AS a(webhook_id, available) ON a.webhook_id = r.webhook_id
          WHERE r.rn <= COALESCE(a.available, $5)
        ), limited AS (
@@ -346,23 +349,25 @@ export class DeliveryRepository implements OnApplicationShutdown {
        ), quota AS (
          SELECT l.webhook_id, l.per_second, w.window_start, w.requests - l.wanted AS before
          FROM limited l JOIN windows w ON w.webhook_id = l.webhook_id
+       ), placed AS (
+         SELECT f.*, (q.webhook_id IS NULL OR q.before + f.rn <= q.per_second) AS go,
+           q.window_start + make_interval(secs => ((q.before + f.rn - 1) / q.per_second)::double precision) AS put_off_to
+         FROM fitting f LEFT JOIN quota q ON q.webhook_id = f.webhook_id
        ), chosen AS (
-         SELECT f.id, f.store_id FROM fitting f LEFT JOIN quota q ON q.webhook_id = f.webhook_id
-         WHERE q.webhook_id IS NULL OR q.before + f.rn <= q.per_second
+         SELECT * FROM placed WHERE go
        ), deferred AS (
-         UPDATE deliveries d
-         SET next_attempt_at = q.window_start + make_interval(secs => ((q.before + f.rn - 1) / q.per_second)::double precision),
-           updated_at = now()
-         FROM fitting f JOIN quota q ON q.webhook_id = f.webhook_id
-         WHERE d.id = f.id AND q.before + f.rn > q.per_second AND f.lease_token IS NULL
+         -- Only the rows put off are looked up (none when no endpoint is limited), each by its key.
+         UPDATE deliveries d SET next_attempt_at = p.put_off_to, updated_at = now()
+         FROM placed p
+         WHERE d.id = p.id AND NOT p.go AND p.lease_token IS NULL
          RETURNING d.next_attempt_at
        ), interrupted AS (
          INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
-         SELECT l.id, l.store_id, l.attempt_count,
-           CASE WHEN l.cycle_attempts = 1 AND l.attempt_count > 1 THEN 'manual' ELSE 'scheduled' END,
-           l.next_attempt_at - make_interval(secs => $6::double precision / 1000), 0, NULL, '${INTERRUPTED_ATTEMPT_ERROR}', NULL
-         FROM locked l JOIN chosen c ON c.id = l.id
-         WHERE l.lease_token IS NOT NULL AND l.attempt_count > 0
+         SELECT c.id, c.store_id, c.attempt_count,
+           CASE WHEN c.cycle_attempts = 1 AND c.attempt_count > 1 THEN 'manual' ELSE 'scheduled' END,
+           c.next_attempt_at - make_interval(secs => $6::double precision / 1000), 0, NULL, '${INTERRUPTED_ATTEMPT_ERROR}', NULL
+         FROM chosen c
+         WHERE c.lease_token IS NOT NULL AND c.attempt_count > 0
          ON CONFLICT DO NOTHING
        ), claimed AS (
          -- Only the chosen rows, each found by its key in the partition of its id; the event and the
