@@ -133,16 +133,22 @@ describe('store isolation, as a property', () => {
     await receiver?.close();
   });
 
-  /** A fingerprint of each store's rows (api_keys without last_used_at, which requests touch). */
+  /**
+   * A fingerprint of each store's rows (api_keys without last_used_at, which requests touch). Each
+   * table is read once, grouped by store: the log tables are partitioned by day, and a subquery per
+   * store over every partition took 120 ms a snapshot.
+   */
   async function snapshot(): Promise<Record<string, string>> {
     const rows = await t.db.query<{ id: string; rows: string }>(`
-      SELECT s.id, s::text
-        || md5(coalesce((SELECT string_agg(w::text, '|' ORDER BY w.id) FROM webhooks w WHERE w.store_id = s.id), ''))
-        || md5(coalesce((SELECT string_agg(e::text, '|' ORDER BY e.id) FROM events e WHERE e.store_id = s.id), ''))
-        || md5(coalesce((SELECT string_agg(d::text, '|' ORDER BY d.id) FROM deliveries d WHERE d.store_id = s.id), ''))
-        || md5(coalesce((SELECT string_agg(a::text, '|' ORDER BY a.delivery_id, a.number) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.store_id = s.id), ''))
-        || md5(coalesce((SELECT string_agg(row(k.id, k.name, k.scopes, k.key_hash)::text, '|' ORDER BY k.id) FROM api_keys k WHERE k.store_id = s.id), '')) AS rows
-      FROM stores s`);
+      SELECT s.id, s::text || coalesce(w.h, '') || coalesce(e.h, '') || coalesce(d.h, '') || coalesce(a.h, '') || coalesce(k.h, '') AS rows
+      FROM stores s
+      LEFT JOIN (SELECT store_id, md5(string_agg(w::text, '|' ORDER BY w.id)) AS h FROM webhooks w GROUP BY store_id) w ON w.store_id = s.id
+      LEFT JOIN (SELECT store_id, md5(string_agg(e::text, '|' ORDER BY e.id)) AS h FROM events e GROUP BY store_id) e ON e.store_id = s.id
+      LEFT JOIN (SELECT store_id, md5(string_agg(d::text, '|' ORDER BY d.id)) AS h FROM deliveries d GROUP BY store_id) d ON d.store_id = s.id
+      LEFT JOIN (SELECT store_id, md5(string_agg(a::text, '|' ORDER BY a.delivery_id, a.number)) AS h FROM delivery_attempts a GROUP BY store_id) a
+        ON a.store_id = s.id
+      LEFT JOIN (SELECT store_id, md5(string_agg(row(k.id, k.name, k.scopes, k.key_hash)::text, '|' ORDER BY k.id)) AS h FROM api_keys k GROUP BY store_id) k
+        ON k.store_id = s.id`);
     return Object.fromEntries(rows.map((row) => [row.id, row.rows]));
   }
 
