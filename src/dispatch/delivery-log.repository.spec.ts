@@ -1,9 +1,8 @@
 import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database';
-import { newId } from '../common/ids';
+import { newId, newIdAtTimeOf, timeDigits } from '../common/ids';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrationsLocked } from '../database/run-migrations';
-import { timeDigits } from '../common/ids';
 import type { AppConfig } from '../config/app-config';
 import { DeliveryLog } from './delivery-log.repository';
 
@@ -146,7 +145,8 @@ describe('DeliveryLog', () => {
       const delivered = await event('st_default', 'order.created', now - HOUR);
       await db.query(
         `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, $3, 'order.created', 'failed')`,
-        [newId('del'), delivered, webhookId],
+        // Like every delivery, its id carries its event's time, so it lies in the event's day.
+        [newIdAtTimeOf('del', delivered), delivered, webhookId],
       );
 
       expect(await log.replay('st_other', webhookId, window)).toBe(0);
