@@ -65,7 +65,8 @@ describe('embedded PostgreSQL', () => {
   });
 
   afterEach(async () => {
-    await rm(join(dataDir, '..'), { recursive: true, force: true });
+    // Retries: a server's last WAL files can still be appearing while the directory is removed.
+    await rm(join(dataDir, '..'), { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
   });
 
   it('initialises, serves real PostgreSQL, stops, and keeps its data across a restart', async () => {
