@@ -4,10 +4,9 @@
  * secret (401 when wrong), its X-Webhook-ID counted once per endpoint (a second one is a
  * duplicate), and the first and last arrival kept. Nothing is stored per request beyond the id.
  */
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { signPayload } from '../src/dispatch/signature';
-import { childArgs, exitWithParent, send, serveRpc } from './lib/child';
+import { childArgs, exitWithParent, listenPerEndpoint, send, serveRpc } from './lib/child';
 import { wallMs } from './lib/protocol';
 
 interface PeerReceiverArgs {
@@ -67,17 +66,7 @@ function handler(endpoint: number) {
 
 async function main(): Promise<void> {
   const { endpoints } = childArgs<PeerReceiverArgs>();
-  const servers: Server[] = [];
-  const ports: number[] = [];
-  for (let endpoint = 0; endpoint < endpoints; endpoint++) {
-    const server = createServer(handler(endpoint));
-    server.keepAliveTimeout = 65_000;
-    server.headersTimeout = 66_000;
-    server.requestTimeout = 0;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push(server);
-    ports.push((server.address() as AddressInfo).port);
-  }
+  const { servers, ports } = await listenPerEndpoint(endpoints, handler);
   seen = ports.map(() => new Set());
   exitWithParent(() => process.exit(0));
   process.on('SIGTERM', () => {

@@ -11,9 +11,8 @@
  * Every request's arrival (wall-clock ms with sub-ms resolution, taken when its headers arrive),
  * endpoint, path and X-Webhook-ID are recorded; the orchestrator reads them over IPC.
  */
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { childArgs, exitWithParent, send, serveRpc } from './lib/child';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { childArgs, exitWithParent, listenPerEndpoint, send, serveRpc } from './lib/child';
 import { wallMs } from './lib/protocol';
 
 interface ReceiverArgs {
@@ -78,17 +77,7 @@ function select(prefix: string): number[] {
 
 async function main(): Promise<void> {
   const { endpoints } = childArgs<ReceiverArgs>();
-  const servers: Server[] = [];
-  const ports: number[] = [];
-  for (let endpoint = 0; endpoint < endpoints; endpoint++) {
-    const server = createServer(handler(endpoint));
-    server.keepAliveTimeout = 65_000;
-    server.headersTimeout = 66_000;
-    server.requestTimeout = 0;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push(server);
-    ports.push((server.address() as AddressInfo).port);
-  }
+  const { servers, ports } = await listenPerEndpoint(endpoints, handler);
   exitWithParent(() => process.exit(0));
   process.on('SIGTERM', () => {
     for (const res of hanging) res.destroy();

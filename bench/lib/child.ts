@@ -1,3 +1,5 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { ChildMessage, ParentMessage } from './protocol';
 
 /** The JSON argument every bench child takes as its first command-line argument. */
@@ -51,4 +53,26 @@ export function runMain(main: () => Promise<unknown>): void {
       await send({ type: 'error', message: String((error as Error)?.stack ?? error) });
       process.exit(1);
     });
+}
+
+/**
+ * One loopback server per endpoint (each its own origin, as real endpoints are), kept alive longer
+ * than the senders' keep-alive so that connections are reused, never timed out by the server.
+ */
+export async function listenPerEndpoint(
+  endpoints: number,
+  handler: (endpoint: number) => (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ servers: Server[]; ports: number[] }> {
+  const servers: Server[] = [];
+  const ports: number[] = [];
+  for (let endpoint = 0; endpoint < endpoints; endpoint++) {
+    const server = createServer(handler(endpoint));
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    server.requestTimeout = 0;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push(server);
+    ports.push((server.address() as AddressInfo).port);
+  }
+  return { servers, ports };
 }
