@@ -2,18 +2,14 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray } from 'class-validator';
 import { EVENT_CATALOGUE, EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import { MAX_BATCH_EVENTS } from '../batch-events';
+import { EVENT_DATA_PROPERTY } from './publish-event.dto';
 
 /** One event of a batch: its rules are checked by the publisher, which names a bad event by its index. */
 export class BatchEventDto {
   @ApiProperty({ enum: EVENT_TYPES, example: 'order.created' })
   type: EventType;
 
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    description: "The event's data; its shape depends on `type` (see GET /event-types)",
-    example: { id: 'ord_8c2f41d7', orderNumber: 'ORD-1042', status: 'PENDING', total: 4998, currency: 'EUR' },
-  })
+  @ApiProperty(EVENT_DATA_PROPERTY)
   data: Record<string, unknown>;
 
   @ApiPropertyOptional({

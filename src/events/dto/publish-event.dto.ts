@@ -3,6 +3,14 @@ import { IsIn, IsObject } from 'class-validator';
 import { EVENT_TYPES, PUBLISHABLE_EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import { unknownEventTypeMessage } from '../../catalogue/unknown-event-type';
 
+/** The `data` field as documented wherever an event is published. */
+export const EVENT_DATA_PROPERTY = {
+  type: 'object',
+  additionalProperties: true,
+  description: "The event's data; its shape depends on `type` (see GET /event-types)",
+  example: { id: 'ord_8c2f41d7', orderNumber: 'ORD-1042', status: 'PENDING', total: 4998, currency: 'EUR' },
+} as const;
+
 export class PublishEventDto {
   @ApiProperty({
     enum: PUBLISHABLE_EVENT_TYPES,
@@ -13,12 +21,7 @@ export class PublishEventDto {
   @IsIn(EVENT_TYPES, { message: ({ value }) => unknownEventTypeMessage('type', value) })
   type: EventType;
 
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    description: "The event's data; its shape depends on `type` (see GET /event-types)",
-    example: { id: 'ord_8c2f41d7', orderNumber: 'ORD-1042', status: 'PENDING', total: 4998, currency: 'EUR' },
-  })
+  @ApiProperty(EVENT_DATA_PROPERTY)
   @IsObject({ message: 'data must be an object' })
   data: Record<string, unknown>;
 }
