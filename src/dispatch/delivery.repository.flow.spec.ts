@@ -181,14 +181,32 @@ describe('DeliveryRepository flow control', () => {
       expect(claimed.filter((d) => d.webhookId === 'wh_limited')).toHaveLength(2);
       expect(claimed.filter((d) => d.webhookId === 'wh_free')).toHaveLength(5);
 
-      // The others wait for later seconds, two a second, none dropped.
-      const waiting = await db.query<{ in_seconds: number }>(
-        `SELECT extract(epoch FROM next_attempt_at - (SELECT window_start FROM endpoint_rate_windows))::int AS in_seconds
+      // The others wait in line, two a second from the claim on, the first a second after it; none dropped.
+      const waiting = await db.query<{ after_ms: number }>(
+        `SELECT round(extract(epoch FROM next_attempt_at - now()) * 1000)::int AS after_ms
          FROM deliveries WHERE webhook_id = 'wh_limited' AND lease_token IS NULL ORDER BY next_attempt_at`,
       );
-      expect(waiting.map((w) => w.in_seconds)).toEqual([1, 1, 2, 2, 3]);
+      const afterMs = waiting.map((w) => w.after_ms);
+      // The two claims' clocks differ by the moments between their statements.
+      expect(afterMs.map((ms) => Math.round((ms - afterMs[0]) / 100) * 100)).toEqual([0, 500, 1_000, 1_500, 2_000]);
+      expect(afterMs[0]).toBeGreaterThan(900);
+      expect(afterMs[0]).toBeLessThanOrEqual(1_000);
       expect([...a.deferredDueAt, ...b.deferredDueAt].length).toBeGreaterThan(0);
       expect(Math.min(...a.deferredDueAt, ...b.deferredDueAt)).toBeLessThanOrEqual(Date.now() + 1_000);
+    });
+
+    it('counts a claim that began before another moved the window on in that later second, never moving it back', async () => {
+      await due('wh_limited');
+      // Another worker's claim, which began a moment later, has already filled the next second.
+      await db.query(
+        `INSERT INTO endpoint_rate_windows (webhook_id, store_id, window_start, requests)
+         VALUES ('wh_limited', 'st_default', date_trunc('second', now()) + interval '1 second', 2)`,
+      );
+      expect(await claim()).toEqual([]);
+      const [row] = await db.query<{ ahead: number; requests: number }>(
+        `SELECT extract(epoch FROM window_start - date_trunc('second', now()))::int AS ahead, requests FROM endpoint_rate_windows`,
+      );
+      expect(row).toEqual({ ahead: 1, requests: 3 });
     });
 
     it('counts nothing for endpoints without a limit', async () => {

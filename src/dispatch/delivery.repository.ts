@@ -298,7 +298,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
    * - A rate-limited endpoint's deliveries count against its row of `endpoint_rate_windows` (the
    *   requests of the current second of the database clock), locked by the upsert, so concurrent
    *   claims take turns on it. The n-th request of a second goes out when n ≤ the limit; the
-   *   others are put off to the second their place in line gives them (none dropped).
+   *   others are put off by their place in line, paced at the limit from a second on (none dropped).
    * Deliveries of endpoints with neither setting pass through both steps untouched: one lookup of
    * the endpoint per claim, and nothing written.
    */
@@ -342,16 +342,22 @@ export class DeliveryRepository implements OnApplicationShutdown {
          INSERT INTO endpoint_rate_windows AS r (webhook_id, store_id, window_start, requests)
          -- In endpoint order, so that two claims lock the rows of several endpoints in the same order.
          SELECT webhook_id, store_id, date_trunc('second', now()), wanted FROM limited ORDER BY webhook_id
+         -- A claim whose statement began before another claim moved the row to the next second
+         -- (it waited for the lock) counts in that later second: the window never goes back.
          ON CONFLICT (webhook_id, store_id) DO UPDATE SET
-           requests = CASE WHEN r.window_start = excluded.window_start THEN r.requests + excluded.requests ELSE excluded.requests END,
-           window_start = excluded.window_start
+           requests = CASE WHEN r.window_start >= excluded.window_start THEN r.requests + excluded.requests ELSE excluded.requests END,
+           window_start = GREATEST(r.window_start, excluded.window_start)
          RETURNING webhook_id, window_start, requests
        ), quota AS (
          SELECT l.webhook_id, l.per_second, w.window_start, w.requests - l.wanted AS before
          FROM limited l JOIN windows w ON w.webhook_id = l.webhook_id
        ), placed AS (
          SELECT f.*, (q.webhook_id IS NULL OR q.before + f.rn <= q.per_second) AS go,
-           q.window_start + make_interval(secs => ((q.before + f.rn - 1) / q.per_second)::double precision) AS put_off_to
+           -- Paced from this claim, a second on and then a tenth of the limit each tenth of a second:
+           -- a full burst late in one second followed at once by the next second's whole quota would
+           -- put twice the limit in one second as the receiver sees it.
+           now() + make_interval(secs => (1 + floor((q.before + f.rn - 1 - q.per_second) / ceil(q.per_second / 10.0))
+             * ceil(q.per_second / 10.0) / q.per_second)::double precision) AS put_off_to
          FROM fitting f LEFT JOIN quota q ON q.webhook_id = f.webhook_id
        ), chosen AS (
          SELECT * FROM placed WHERE go
