@@ -166,14 +166,20 @@ function recordOutcomesCtes(columns: string, extra: string): string {
   ), released AS (
     -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
     -- filtered on being held: a claim holding it right now is waited for, then overridden.
-    UPDATE deliveries n SET next_attempt_at = coalesce(n.next_attempt_at, now()), updated_at = now()
-    FROM (SELECT DISTINCT endpoint FROM updated WHERE ordered AND status <> 'pending') ended
-    CROSS JOIN LATERAL (
-      SELECT p.id FROM deliveries p
-      WHERE p.webhook_id = ended.endpoint AND p.status = 'pending' AND p.ordered AND NOT (p.id = ANY ($2::text[]))
-      ORDER BY p.event_id LIMIT 1
-    ) next
-    WHERE n.id = next.id AND n.status = 'pending'
+    -- The rows are looked up by their ids, worked out first; the status is checked in SET, on the
+    -- row as it is once locked. A status in WHERE let the planner, whose statistics of a filling
+    -- partition count few pending rows, read every pending delivery for each batch instead.
+    UPDATE deliveries n
+    SET next_attempt_at = CASE WHEN n.status = 'pending' THEN coalesce(n.next_attempt_at, now()) ELSE n.next_attempt_at END,
+      updated_at = now()
+    WHERE n.id = ANY (ARRAY(
+      SELECT next.id FROM (SELECT DISTINCT endpoint FROM updated WHERE ordered AND status <> 'pending') ended
+      CROSS JOIN LATERAL (
+        SELECT p.id FROM deliveries p
+        WHERE p.webhook_id = ended.endpoint AND p.status = 'pending' AND p.ordered AND NOT (p.id = ANY ($2::text[]))
+        ORDER BY p.event_id LIMIT 1
+      ) next
+    ))
     RETURNING n.id
   )`;
 }

@@ -25,8 +25,12 @@ export const DISPATCH_POOL = Symbol('DISPATCH_POOL');
  *   (docs/operations.md#retention), and a claim that joined its chosen rows to deliveries by hash
  *   read every row of every partition through an index (5,000 rows for 500 claimed). A nested loop
  *   looks each row up by id in the one partition its id belongs to (pruned at run time).
+ * - `jit = off`: with partitions the planner's cost of a claim passes `jit_above_cost`, and each
+ *   execution then spent 110-220 ms compiling 484 functions to run for 5 ms (auto_explain in the
+ *   throughput benchmark). Nothing on these connections runs long enough to repay it.
  */
 export const DISPATCH_SESSION_SETTINGS = {
+  jit: 'off',
   synchronous_commit: 'off',
   enable_bitmapscan: 'off',
   enable_seqscan: 'off',
