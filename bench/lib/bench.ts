@@ -153,6 +153,8 @@ export class Bench {
       // Off: one API key drives all the load here, which any deployed limit would cut with 429s;
       // the benchmark measures Hookline, not the limiter.
       RATE_LIMIT_PER_MINUTE: '0',
+      // Every scenario registers its own endpoints in the one store: about 150 over a full run.
+      MAX_WEBHOOKS_PER_STORE: '1000',
       BENCH_SQL_STATS: this.options.sqlStats ? '1' : '0',
       // PostgreSQL session settings for Hookline's connections (auto_explain, say), for diagnosis.
       ...(process.env.PGOPTIONS ? { PGOPTIONS: process.env.PGOPTIONS } : {}),

@@ -32,6 +32,8 @@ export async function retention(bench: Bench): Promise<void> {
     (db) => bench.extraDatabases.push(db),
   );
 
+  // In a full run the backlog scenario before this one has stopped the shared process.
+  if (!bench.hookline) await bench.startHookline('retention');
   const pool = bench.db!.pool;
   const today = dayOf(Date.now());
   const days = Array.from({ length: FILLED_DAYS }, (_, i) => today - FILLED_DAYS + i);
