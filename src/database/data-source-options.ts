@@ -5,6 +5,7 @@ import { AttemptTrigger1795634000000 } from './migrations/1795634000000-AttemptT
 import { EndpointFlowControl1795700000000 } from './migrations/1795700000000-EndpointFlowControl';
 import { EndpointHealth1795710000000 } from './migrations/1795710000000-EndpointHealth';
 import { PartitionedLog1795800000000 } from './migrations/1795800000000-PartitionedLog';
+import { DeliveriesWithoutEventIndex1795900000000 } from './migrations/1795900000000-DeliveriesWithoutEventIndex';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [
@@ -14,6 +15,7 @@ export const MIGRATIONS = [
   EndpointFlowControl1795700000000,
   EndpointHealth1795710000000,
   PartitionedLog1795800000000,
+  DeliveriesWithoutEventIndex1795900000000,
 ];
 
 /**

@@ -7,6 +7,7 @@ import { rowsOf } from '../database/sql';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import type { DeliveryStatus } from './delivery.entity';
 import type { AttemptRow } from './delivery.repository';
+import { deliveriesOfEvent } from './event-deliveries';
 import { retentionFloor } from './partition-plan';
 import type { ReplayWindow } from './replay-window';
 
@@ -57,7 +58,7 @@ const REPLAY = `
     FROM webhooks w JOIN events e ON e.store_id = w.store_id AND e.type = ANY (w.events)
     WHERE w.id = $2 AND w.store_id = $1 AND w.is_active
       AND e.id >= $3 AND e.id < $4 AND e.created_at >= $5 AND e.created_at < $6
-      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.webhook_id = w.id)
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.webhook_id = w.id)
       AND NOT (e.type = 'webhook.disabled' AND e.body::jsonb #>> '{data,webhookId}' = w.id)
     ORDER BY e.id
     RETURNING 1

@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { SqlPool } from '../database/sql-pool';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import type { HandOff } from './delivery.repository';
+import { deliveriesOfEvent } from './event-deliveries';
 
 export interface StoredEvent {
   id: string;
@@ -304,7 +305,7 @@ export class EventRepository {
   ): Promise<Map<string, StoredEvent & { deliveries: number }>> {
     const rows: Array<StoredEvent & { deliveries: number; key: string }> = await (manager ?? this.dataSource).query(
       `SELECT k.key, e.id, e.type, e.body, e.created_at AS "createdAt",
-         (SELECT count(*)::int FROM deliveries d WHERE d.event_id = e.id AND d.store_id = e.store_id) AS deliveries
+         (SELECT count(*)::int FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.store_id = e.store_id) AS deliveries
        FROM idempotency_keys k JOIN events e ON e.id = k.event_id AND e.store_id = k.store_id
        WHERE k.store_id = $1 AND k.key = ANY ($2::text[])`,
       [storeId, keys],
@@ -320,7 +321,7 @@ export class EventRepository {
   ): Promise<(StoredEvent & { deliveries: number }) | null> {
     const rows: Array<StoredEvent & { deliveries: number }> = await (manager ?? this.dataSource).query(
       `SELECT e.id, e.type, e.body, e.created_at AS "createdAt",
-         (SELECT count(*)::int FROM deliveries d WHERE d.event_id = e.id AND d.store_id = e.store_id) AS deliveries
+         (SELECT count(*)::int FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.store_id = e.store_id) AS deliveries
        FROM idempotency_keys k JOIN events e ON e.id = k.event_id AND e.store_id = k.store_id
        WHERE k.store_id = $1 AND k.key = $2`,
       [storeId, key],
