@@ -57,6 +57,7 @@ const SETTINGS_FULL: Setting[] = [
   { name: 'Hookline', label: 'Hookline, DISPATCH_CONCURRENCY=128', kind: 'hookline', concurrency: 128, workers: 1 },
   { name: 'Hookline', label: 'Hookline, DISPATCH_CONCURRENCY=256', kind: 'hookline', concurrency: 256, workers: 1 },
   { name: 'Hookline', label: 'Hookline, DISPATCH_CONCURRENCY=512', kind: 'hookline', concurrency: 512, workers: 1 },
+  { name: 'pg-boss', label: 'pg-boss, 4 loops × batch 500', kind: 'pg-boss', concurrency: 2000, batchSize: 500, loops: 4 },
 ];
 
 const SETTINGS_QUICK: Setting[] = [
