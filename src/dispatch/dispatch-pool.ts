@@ -28,9 +28,15 @@ export const DISPATCH_POOL = Symbol('DISPATCH_POOL');
  * - `jit = off`: with partitions the planner's cost of a claim passes `jit_above_cost`, and each
  *   execution then spent 110-220 ms compiling 484 functions to run for 5 ms (auto_explain in the
  *   throughput benchmark). Nothing on these connections runs long enough to repay it.
+ * - `plan_cache_mode = force_generic_plan`: a custom plan of the claim or the result prunes the
+ *   day partitions at plan time, so it always looks cheaper than the generic plan and PostgreSQL
+ *   planned these statements at every execution: 14 % of its CPU in a drain (perf). The generic
+ *   plan prunes at run time, and the settings above keep it an index plan however small the table
+ *   was when it was made.
  */
 export const DISPATCH_SESSION_SETTINGS = {
   jit: 'off',
+  plan_cache_mode: 'force_generic_plan',
   synchronous_commit: 'off',
   enable_bitmapscan: 'off',
   enable_seqscan: 'off',
