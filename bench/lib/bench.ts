@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { EventType } from '../../src/catalogue/event-catalogue';
@@ -121,9 +121,7 @@ export class Bench {
 
   async startHookline(label: string, onSpawn?: (child: Child) => void): Promise<HooklineProcess> {
     if (this.options.profile) mkdirSync(this.profileDir, { recursive: true });
-    // HOOKLINE_NODE_FLAGS: Node flags for Hookline only (--trace-gc, say), for diagnosis.
-    const execArgv = process.env.HOOKLINE_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-    const child = this.registry.start('hookline-server', {}, { env: this.hooklineEnv(), execArgv });
+    const child = this.registry.start('hookline-server', {}, { env: this.hooklineEnv(), execArgv: hooklineNodeFlags() });
     onSpawn?.(child);
     const ready = await child.ready(90_000);
     this.hookline = { child, baseUrl: `http://127.0.0.1:${ready.port as number}`, label };
@@ -333,4 +331,15 @@ export class Bench {
       this.log(`dropped stale database ${datname}`);
     }
   }
+}
+
+/** The Node flags of `npm start` (package.json), so that every Node worker here runs as a deployed Hookline does. */
+export function deployedNodeFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  return scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
+/** Hookline's Node flags: as deployed, then HOOKLINE_NODE_FLAGS (--trace-gc, --cpu-prof, say), for diagnosis. */
+export function hooklineNodeFlags(): string[] {
+  return [...deployedNodeFlags(), ...(process.env.HOOKLINE_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])];
 }

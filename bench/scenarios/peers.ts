@@ -3,7 +3,7 @@ import os from 'node:os';
 import type { EventType } from '../../src/catalogue/event-catalogue';
 import type { PeerArrivals } from '../peer-receiver';
 import type { PeerDrain, PeerKind, PeerQueueArgs } from '../peer-queue';
-import type { Bench } from '../lib/bench';
+import { deployedNodeFlags, hooklineNodeFlags, type Bench } from '../lib/bench';
 import { Child, sleep } from '../lib/children';
 import { DELIVERY_TIMEOUT_MS, ENDPOINT_CONCURRENCY, ENDPOINTS, REDIS, STORE } from '../lib/config';
 import { BENCH_APPLICATION_NAME, bulkPublish, releaseDeliveries } from '../lib/db';
@@ -177,8 +177,7 @@ export async function peers(bench: Bench): Promise<void> {
             {},
             {
               env: { ...bench.hooklineEnv(), ROLE: 'worker', DISPATCH_CONCURRENCY: String(setting.concurrency) },
-              // As deployed (HOOKLINE_NODE_FLAGS, e.g. --cpu-prof, for diagnosis).
-              execArgv: process.env.HOOKLINE_NODE_FLAGS?.split(' ').filter(Boolean) ?? [],
+              execArgv: hooklineNodeFlags(),
             },
           ),
         );
@@ -202,8 +201,8 @@ export async function peers(bench: Bench): Promise<void> {
         timeoutMs: DELIVERY_TIMEOUT_MS,
       };
       if (setting.kind !== 'ceiling') await bench.registry.run('peer-queue', args);
-      // Node's defaults, as a deployed worker runs (the benchmark's helpers run without the memory reducer).
-      workers.push(bench.registry.start('peer-queue', { ...args, mode: 'work' }, { execArgv: [] }));
+      // The Node flags of a deployed Hookline, like for like (the benchmark's helpers run without the memory reducer).
+      workers.push(bench.registry.start('peer-queue', { ...args, mode: 'work' }, { execArgv: deployedNodeFlags() }));
       await workers[0].ready(60_000);
     }
     const pids = workers.map((w) => w.pid);
