@@ -14,7 +14,7 @@ import { Client } from 'pg';
 import { DISPATCH_SESSION_SETTINGS } from '../src/dispatch/dispatch-pool';
 import { createDatabase } from './lib/db';
 import { processCpuSeconds } from './lib/proc';
-import { median, round } from './lib/stats';
+import { max, median, min, round } from './lib/stats';
 
 const BATCH = 500;
 /** Batches in flight between a claim and its outcome, as with a worker's requests and its pending writes. */
@@ -132,9 +132,8 @@ async function runDesign(url: string, design: Design, rounds: number): Promise<R
   };
   const timer = vacuum && setInterval(vacuumNext, 1000);
   const cpu = () => processCpuSeconds(pid) + (vacuum ? processCpuSeconds(vacuum.pid) : 0);
-  const lsn = async () => (await setup.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
 
-  const walBefore = await lsn();
+  const walBefore = (await setup.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
   const cpuBefore = cpu();
   for (let i = 0; i < rounds + IN_FLIGHT_BATCHES; i += 1) {
     const base = i * BATCH;
@@ -195,7 +194,7 @@ async function main(): Promise<void> {
   for (const [design, results] of figures) {
     const cpu = results.map((r) => r.cpuUsPerDelivery);
     console.log(
-      `| ${design.name} | ${median(cpu)} (${Math.min(...cpu)}-${Math.max(...cpu)}) | ${median(results.map((r) => r.walBytesPerDelivery))} | ${median(results.map((r) => r.diskBytesPerDelivery))} |`,
+      `| ${design.name} | ${median(cpu)} (${min(cpu)}-${max(cpu)}) | ${median(results.map((r) => r.walBytesPerDelivery))} | ${median(results.map((r) => r.diskBytesPerDelivery))} |`,
     );
   }
 }
