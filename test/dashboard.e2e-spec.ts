@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { ADMIN_KEY, startApp, type TestApp } from './support/app';
+import { launchChromium } from './support/browser';
 import { ChildApp } from './support/child-app';
 import { createTestDatabase } from './support/database';
 import { eventually } from './support/eventually';
@@ -10,20 +10,13 @@ import { Receiver } from './support/receiver';
 import { verifyWebhook } from '../src/receiver/verify-webhook';
 
 /**
- * The dashboard driven in a real browser, Debian's chromium, against the real app and a
+ * The dashboard driven in a real browser, Chromium, against the real app and a
  * real receiver on loopback. Screenshots of every main view go to test/artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, 'artifacts');
 const LAPTOP = { width: 1366, height: 860 };
 const PHONE = { width: 390, height: 844 };
 const UI_DEADLINE = 10_000;
-
-const NO_BROWSER = `the dashboard's browser specs need Debian's chromium at ${CHROMIUM}: apt-get install -y chromium (or set SKIP_BROWSER=1 to skip them)`;
-// Skipped only when asked: a missing browser must not pass as a green run.
-const skipBrowser = process.env.SKIP_BROWSER === '1';
-if (skipBrowser) console.warn('[dashboard] SKIP_BROWSER=1: the browser specs of the dashboard are skipped');
-const describeInBrowser = skipBrowser ? describe.skip : describe;
 
 /** A line of the server's log (pino JSON), and pino's level number of a warning. */
 type LogLine = { level?: number; msg?: string; req?: { url?: string } };
@@ -73,7 +66,7 @@ describe('dashboard files', () => {
   });
 });
 
-describeInBrowser('dashboard in a browser', () => {
+describe('dashboard in a browser', () => {
   let app: TestApp;
   let receiver: Receiver;
   let browser: Browser;
@@ -83,20 +76,7 @@ describeInBrowser('dashboard in a browser', () => {
     await mkdir(ARTIFACTS, { recursive: true });
     receiver = await Receiver.start();
     app = await startApp({ env: { RETRY_SCHEDULE_MS: '0,200,400' } });
-    if (!existsSync(CHROMIUM)) throw new Error(NO_BROWSER);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { Agent, request as httpRequest, STATUS_CODES } from 'node:http';
 import { connect } from 'node:net';
 import fc from 'fast-check';
-import { chromium } from 'playwright-core';
 import { encodeCursor } from '../src/common/pagination';
 import { SecretCipher } from '../src/webhooks/secret-cipher';
 import { URL_RESOLVER } from '../src/webhooks/url-policy';
 import { ADMIN_KEY, startApp, TestApp, TEST_ENCRYPTION_KEY } from './support/app';
+import { launchChromium } from './support/browser';
 import { createStoreWithKey, expectError, expectJson, fakeResolver, rowCounts } from './support/expectations';
 import { createWebhook, orderData, publish } from './support/fixtures';
 import { LastRun } from './support/property-runs';
@@ -1009,44 +1008,36 @@ describe('security headers', () => {
     expect(Object.keys(json.paths)).toContain('/webhooks');
   });
 
-  const CHROMIUM = '/usr/bin/chromium';
-  (existsSync(CHROMIUM) ? it : it.skip)(
-    'runs Swagger UI in a real browser under that CSP: operations shown, "Try it out" calls the API, no violation',
-    async () => {
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  it('runs Swagger UI in a real browser under that CSP: operations shown, "Try it out" calls the API, no violation', async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
       });
-      try {
-        const page = await browser.newPage();
-        const problems: string[] = [];
-        page.on('console', (message) => {
-          if (message.type() === 'error' || /Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
-        });
-        page.on('pageerror', (error) => problems.push(String(error)));
-        page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`));
-        await page.goto(`${t.baseUrl}/docs`, { waitUntil: 'load' });
-        const eventTypes = page.locator('.opblock', { hasText: '/event-types' }).first();
-        await eventTypes.waitFor({ timeout: 10_000 });
-        expect(await page.locator('.opblock').count()).toBeGreaterThanOrEqual(20);
+      page.on('pageerror', (error) => problems.push(String(error)));
+      page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`));
+      await page.goto(`${t.baseUrl}/docs`, { waitUntil: 'load' });
+      const eventTypes = page.locator('.opblock', { hasText: '/event-types' }).first();
+      await eventTypes.waitFor({ timeout: 10_000 });
+      expect(await page.locator('.opblock').count()).toBeGreaterThanOrEqual(20);
 
-        await page.locator('.btn.authorize').first().click();
-        await page.locator('.auth-container input').first().fill(ADMIN_KEY);
-        await page.locator('.auth-btn-wrapper .btn.authorize').first().click();
-        await page.locator('.btn-done, .close-modal').first().click();
-        await eventTypes.locator('.opblock-summary').click();
-        await eventTypes.locator('.try-out__btn').click();
-        const answered = page.waitForResponse((res) => res.url().endsWith('/api/v1/external/event-types'));
-        await eventTypes.locator('.btn.execute').click();
-        expect((await answered).status()).toBe(200);
-        await eventTypes.locator('.live-responses-table .response-col_status', { hasText: '200' }).first().waitFor({ timeout: 10_000 });
-        expect(problems).toEqual([]);
-      } finally {
-        await browser.close();
-      }
-    },
-    60_000,
-  );
+      await page.locator('.btn.authorize').first().click();
+      await page.locator('.auth-container input').first().fill(ADMIN_KEY);
+      await page.locator('.auth-btn-wrapper .btn.authorize').first().click();
+      await page.locator('.btn-done, .close-modal').first().click();
+      await eventTypes.locator('.opblock-summary').click();
+      await eventTypes.locator('.try-out__btn').click();
+      const answered = page.waitForResponse((res) => res.url().endsWith('/api/v1/external/event-types'));
+      await eventTypes.locator('.btn.execute').click();
+      expect((await answered).status()).toBe(200);
+      await eventTypes.locator('.live-responses-table .response-col_status', { hasText: '200' }).first().waitFor({ timeout: 10_000 });
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 
   it('leaves the dashboard its own, stricter CSP', async () => {
     const res = await fetch(`${t.baseUrl}/dashboard`);

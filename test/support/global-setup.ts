@@ -2,13 +2,15 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { prepareChromium } from './browser';
 
 /**
  * End-to-end specs run against the PostgreSQL named by DATABASE_URL (CI: the local server). On a
  * machine without one, they get an embedded server for the whole run; each spec file then creates
- * its own database on it (see database.ts).
+ * its own database on it (see database.ts). The browser specs' Chromium is made ready here too.
  */
 export default async function globalSetup(): Promise<void> {
+  await prepareChromium();
   if (process.env.DATABASE_URL) return;
   const dataDir = await mkdtemp(join(tmpdir(), 'hookline-test-pg-'));
   const server = await EmbeddedPostgres.start(dataDir, { info: () => undefined, warn: (m) => console.warn(m) });
