@@ -9,14 +9,10 @@ import type { Express } from 'express';
  *
  * Express gives every request its methods (`req.get`, `res.json`, …) by changing the prototype of
  * the objects Node made (`Object.setPrototypeOf` in `app.handle`). V8 then gives each of them a
- * hidden class of its own, allocated where only a full collection frees it: in the benchmark
- * Hookline ran 17-18 full collections in a minute, and a bare Express 5 route on this machine
- * answered 6,000-6,200 requests/s. Built with Express's prototypes from the start, the objects
- * need no change (Express's call then does nothing); the same bare route answered 11,100-12,800
- * requests/s, and in the benchmark Hookline ran 3 full collections, its bare route doubled, and
- * its CPU at 500 events/s fell by a fifth. The fix is the one
- * proposed upstream (expressjs/express#5998), with Node's `IncomingMessage` and `ServerResponse`
- * server options, which exist for it.
+ * hidden class of its own, which only a full collection frees. Built with Express's prototypes
+ * from the start, the objects need no change (Express's call then does nothing); what that saves
+ * is in docs/scaling.md. The fix is the one proposed upstream (expressjs/express#5998), with
+ * Node's `IncomingMessage` and `ServerResponse` server options, which exist for it.
  *
  * An HTTPS server or `forceCloseConnections` (neither of which Hookline uses) falls back to Nest's
  * own server, which works the same, only slower.
@@ -38,9 +34,8 @@ export class HooklineExpressAdapter extends ExpressAdapter {
 /**
  * A constructor that runs `base`'s constructor on an object whose prototype is `prototype`.
  * `base` is called, not constructed through `Reflect.construct(base, args, Constructed)`: V8 would
- * then make a new hidden class for every object (measured: a third of the throughput, and the
- * same full collections as `Object.setPrototypeOf`). Node's `IncomingMessage` and
- * `ServerResponse` are plain constructor functions, which allows the call.
+ * then make a new hidden class for every object, as `Object.setPrototypeOf` does. Node's
+ * `IncomingMessage` and `ServerResponse` are plain constructor functions, which allows the call.
  */
 function withPrototype<T extends typeof IncomingMessage | typeof ServerResponse>(base: T, prototype: object): T {
   const construct = base as unknown as (this: object, ...args: unknown[]) => void;

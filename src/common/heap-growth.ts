@@ -3,10 +3,9 @@ import { setFlagsFromString } from 'node:v8';
 /**
  * After each full garbage collection V8 lets the heap grow to this much more than what survived
  * before it collects again: 150 % (2.5×). Left to itself V8 picks up to 4× when allocation is
- * fast, and Hookline allocates fast while it keeps little: draining a backlog, 40 MB survive each
- * collection and the heap reached 183-187 MB used, the process 293-301 MB. At 2.5× that drain
- * peaked at 121 MB used and 226 MB, for a few more full collections, each as
- * short as before (their work follows what survives, not what is thrown away).
+ * fast, and Hookline allocates fast while it keeps little, so the heap would grow far past what
+ * survives; the few more full collections are as short, since their work follows what survives
+ * (docs/scaling.md has the figures).
  */
 export const HEAP_GROWING_PERCENT = 150;
 

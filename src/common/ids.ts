@@ -7,7 +7,8 @@ const RANDOM_DIGITS = 16;
 
 /**
  * Random bytes drawn 4 KiB at a time (256 ids): one `randomBytes(10)` per id and BigInt digits
- * cost ten times as much, and every event gets an id. Each random digit is the low 5 bits of its own byte, so every digit is uniform.
+ * cost far more, and every event gets an id. Each random digit is the low 5 bits of its own byte,
+ * so every digit is uniform.
  */
 const pool = Buffer.alloc(4096);
 let poolOffset = pool.length;

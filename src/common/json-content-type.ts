@@ -6,8 +6,8 @@ export const JSON_MEDIA_TYPES = ['application/json', 'application/*+json'];
 
 /**
  * Refuses a request body that is not declared as JSON with a 415 naming `application/json`. The
- * body parser skips such a body, so a form-encoded or text body used to reach validation as an
- * empty one and came back as a list of "required" fields, which hides the real mistake
+ * body parser skips such a body, so a form-encoded or text body would reach validation as an
+ * empty one and come back as a list of "required" fields, which hides the real mistake
  * (`curl -d` without `-H 'Content-Type: application/json'`). A request without a body (no
  * Transfer-Encoding, Content-Length absent or 0) needs no Content-Type.
  */

@@ -22,9 +22,9 @@ export class DeadlineSignal extends EventEmitter {
 
 /**
  * The whole-attempt time limit of every attempt in flight, on one timer. `AbortSignal.timeout()`
- * per request cost the dispatcher about 7 % of its CPU (a timer, a DOMException and undici's
- * EventTarget bookkeeping each); with thousands of attempts a second, one sweep
- * every 20 ms over the few hundred in flight is far cheaper, at the price of firing up to 20 ms late.
+ * per request costs a timer, a DOMException and undici's EventTarget bookkeeping each; one sweep
+ * every 20 ms over the few hundred in flight is far cheaper (docs/scaling.md), at the price of
+ * firing up to 20 ms late.
  */
 export class AttemptDeadlines {
   private readonly active = new Set<DeadlineSignal>();

@@ -123,8 +123,7 @@ export interface AttemptRow {
 /**
  * A claim also takes deliveries due within this many milliseconds. A retry's due time is written
  * as PostgreSQL's now() plus the delay left, a few milliseconds after the worker set its timer for
- * it; a claim that came that little too early left the retry to the one-second sweep (a 2→3 gap of
- * 4,746 ms in the benchmark).
+ * it; a claim that came that little too early would leave the retry to the one-second sweep.
  */
 export const CLAIM_EARLY_MS = 20;
 
@@ -309,7 +308,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
    * the endpoint per claim, and nothing written.
    */
   async claimDue(limit: number, leaseMs: number, leaseToken: string, limits: EndpointLimits): Promise<ClaimBatch> {
-    // A named (prepared) statement: planning it cost 1 ms of PostgreSQL CPU per claim.
+    // A named (prepared) statement, so that it is not planned at every claim (docs/scaling.md).
     const result = await this.pool.query<ClaimRow>({
       name: 'hookline-claim',
       text: `WITH locked AS (
@@ -481,14 +480,12 @@ export class DeliveryRepository implements OnApplicationShutdown {
     // One JSON parameter rather than fourteen arrays: JSON.stringify is native, while pg escapes
     // every array element in JavaScript. Each delivery is looked up by its id from its row of the
     // JSON (a nested loop on the primary key, in the one partition its id belongs to): matching
-    // the ids as an array instead read every partition, and with hash joins off (dispatch-pool.ts)
-    // compared every row with every row.
-    // A named statement: planned each time, a flush of one outcome cost PostgreSQL 0.75-1.07 ms of
-    // CPU, prepared 0.62-0.70 ms. Its generic plan, made while the
-    // table was small, once kept sequential scans as the table grew (32 ms a flush at 100,000
-    // rows); the dispatch connections have them off (dispatch-pool.ts).
+    // the ids as an array would read every partition, and with hash joins off (dispatch-pool.ts)
+    // compare every row with every row.
+    // A named statement, so that it is not planned at every flush; the dispatch connections keep
+    // its generic plan an index plan as the table grows (dispatch-pool.ts, docs/scaling.md).
     // Batches of successes only (nearly all of them) take the statement without the health part,
-    // which cost PostgreSQL about 15 % more CPU per delivery in the throughput benchmark.
+    // which costs PostgreSQL more CPU per delivery (docs/scaling.md).
     // The ids again as an array only to keep the batch's own deliveries out of the ordered release.
     const values = [JSON.stringify(rows), outcomes.map((o) => o.deliveryId)];
     const result = await this.pool.query<{ kind: 'retry' | 'failing' | 'woken'; id: string; dueInMs: number }>(

@@ -7,32 +7,19 @@ import { DISPATCH_CONNECTIONS } from '../database/connection-budget';
 export const DISPATCH_POOL = Symbol('DISPATCH_POOL');
 
 /**
- * Session settings of the dispatcher's connections (see below for synchronous_commit).
+ * Session settings of the dispatcher's connections (see below for synchronous_commit). Every
+ * statement on them reads a few rows through an index, so the plans that would not are off
+ * (docs/scaling.md, "Plans that do not go stale", has the figures):
  *
- * Every statement on these connections reads a few rows through an index (the claim walks the due
- * index in due order up to its LIMIT; the others look rows up by id), so some plans are off:
- *
- * - `enable_bitmapscan = off`: when the statistics are older than a burst of new deliveries, the
- *   planner expects a few due rows where there are tens of thousands, and chose a bitmap scan of
- *   all of them plus a sort (on disk) for each claim of 500: 40-60 ms a claim in the benchmark's
- *   throughput scenario, seen with auto_explain. Without bitmap scans the claim reads the index in
- *   order and stops at 500.
- * - `enable_seqscan = off`: the claim, result and next-due statements are named (prepared), and a
- *   generic plan made while the table was small reads it sequentially; kept as the table grows, a
- *   result of one delivery cost 32 ms instead of 0.6 (measured at 100,000 rows). With sequential
- *   scans off the plan made on an empty table is the index plan.
- * - `enable_hashjoin = off`, `enable_mergejoin = off`: the log tables are partitioned by day
- *   (docs/operations.md#retention), and a claim that joined its chosen rows to deliveries by hash
- *   read every row of every partition through an index (5,000 rows for 500 claimed). A nested loop
- *   looks each row up by id in the one partition its id belongs to (pruned at run time).
- * - `jit = off`: with partitions the planner's cost of a claim passes `jit_above_cost`, and each
- *   execution then spent 110-220 ms compiling 484 functions to run for 5 ms (auto_explain in the
- *   throughput benchmark). Nothing on these connections runs long enough to repay it.
- * - `plan_cache_mode = force_generic_plan`: a custom plan of the claim or the result prunes the
- *   day partitions at plan time, so it always looks cheaper than the generic plan and PostgreSQL
- *   planned these statements at every execution: 14 % of its CPU in a drain (perf). The generic
- *   plan prunes at run time, and the settings above keep it an index plan however small the table
- *   was when it was made.
+ * - `enable_bitmapscan`, `enable_seqscan`: the claim reads the due index in order and stops at its
+ *   LIMIT even when the statistics lag behind a burst, and a generic plan made while the table
+ *   was small stays an index plan as it grows.
+ * - `enable_hashjoin`, `enable_mergejoin`: each row a statement touches is looked up by id in the
+ *   one day partition it belongs to (pruned at run time), not joined across every partition.
+ * - `jit`: over the partitions a claim's estimated cost passes `jit_above_cost`, and nothing on
+ *   these connections runs long enough to repay compiling it.
+ * - `plan_cache_mode`: a custom plan prunes partitions at plan time, so it always looks cheaper and
+ *   PostgreSQL would plan these statements at every execution; the generic plan prunes at run time.
  */
 export const DISPATCH_SESSION_SETTINGS = {
   jit: 'off',

@@ -82,8 +82,7 @@ function rootLogger(config: AppConfig): PinoLogger {
  * and messages pino-http writes: `req` (id, method, URL with foreign query values redacted),
  * `res.statusCode`, `responseTime` in ms, "request completed" (warn for 4xx), "request errored"
  * (5xx) or "request aborted". Not pino-http itself: it builds two child loggers and serializes
- * the request up front for each request, which cost about a quarter of the API's throughput in
- * the benchmark.
+ * the request up front for each request, a large share of the API's throughput (docs/decisions.md).
  *
  * At LOG_LEVEL=debug (or trace) also a "request received" line as each request arrives, with its
  * body's declared type and length (so a request that never completes is seen), and the probes'
