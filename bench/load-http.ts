@@ -1,6 +1,6 @@
 /**
  * Signed webhook POSTs straight at the receiver, with no database: the ceiling of scenario 1 and
- * the HTTP-client comparison (bench/http-clients.ts). Every request is what Hookline sends: a
+ * the HTTP-client study (bench/studies/http-clients.ts). Every request is what Hookline sends: a
  * stored envelope, X-Webhook-* headers and the signature from src/dispatch/signature.ts computed
  * per request. `concurrency` requests are kept in flight, spread round-robin over `urls`, with at
  * most `connectionsPerOrigin` sockets per endpoint (Hookline's ENDPOINT_CONCURRENCY).

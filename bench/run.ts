@@ -10,7 +10,7 @@
  *
  * Options:
  *   --quick            every scenario shrunk; under 60 s
- *   --clients          only the HTTP-client comparison (bench/http-clients.ts); no database needed
+ *   --clients          only the HTTP-client study (bench/studies/http-clients.ts); no database needed
  *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, ratelimit, ordered, backlog, peers, claim, retention
  *   --profile          run Hookline under --cpu-prof (profiles in bench/profiles/) and print where its time goes
  *   --sql-stats        time Hookline's SQL statements per scenario (pg driver wrapper) and print the top ones
@@ -26,7 +26,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
-import { compareHttpClients, formatComparison, type ClientComparison } from './http-clients';
+import { compareHttpClients, formatComparison, type ClientComparison } from './studies/http-clients';
 import { Bench } from './lib/bench';
 import { sleep } from './lib/children';
 import {
@@ -212,7 +212,7 @@ async function main(): Promise<void> {
   try {
     if (options.clients) {
       const comparison = await runClients(bench);
-      const out = join(ROOT, 'bench', 'results-http-clients.json');
+      const out = join(ROOT, 'bench', 'studies', 'results-http-clients.json');
       writeFileSync(out, `${JSON.stringify({ quick: options.quick, machine, comparison }, null, 2)}\n`);
       console.log(`\nnpm run bench -- --clients${options.quick ? ' --quick' : ''}\n`);
       console.log(formatComparison(comparison));

@@ -8,13 +8,13 @@
  * the CPU of any VACUUM the design runs), WAL bytes, and the bytes left on disk once delivered.
  *
  * Options: --rounds=N (batches of 500 per run; default 400), --runs=N (runs per design, in
- * rotation; default 3).
+ * rotation; default 3). The findings are in docs/decisions.md (Studies).
  */
 import { Client } from 'pg';
-import { DISPATCH_SESSION_SETTINGS } from '../src/dispatch/dispatch-pool';
-import { createDatabase } from './lib/db';
-import { processCpuSeconds } from './lib/proc';
-import { max, median, min, round } from './lib/stats';
+import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/dispatch-pool';
+import { createDatabase } from '../lib/db';
+import { processCpuSeconds } from '../lib/proc';
+import { max, median, min, round } from '../lib/stats';
 
 const BATCH = 500;
 /** Batches in flight between a claim and its outcome, as with a worker's requests and its pending writes. */

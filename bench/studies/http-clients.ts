@@ -3,11 +3,12 @@
  * (bench/load-http.ts) sent to the same receiver by each client, at the same concurrency and the
  * same number of sockets per origin, one client at a time in its own process, in rotating order.
  * Requests/s and the client process's CPU time per request (user + system) are reported; the
- * median of the rounds is kept. Run with `npm run bench -- --clients` (no database needed).
+ * median of the rounds is kept. Run with `npm run bench -- --clients` (no database needed); the
+ * findings are in docs/decisions.md (Studies).
  */
-import type { ChildRegistry } from './lib/children';
-import type { ClientName, LoadHttpArgs, LoadHttpResult } from './load-http';
-import { median } from './lib/stats';
+import type { ChildRegistry } from '../lib/children';
+import type { ClientName, LoadHttpArgs, LoadHttpResult } from '../load-http';
+import { median } from '../lib/stats';
 
 export interface ClientShape {
   name: string;
