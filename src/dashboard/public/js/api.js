@@ -1,10 +1,142 @@
 // The public REST API, and nothing else: every call carries the signed-in key as
 // X-API-Key. The key lives in sessionStorage, so it is gone when the tab closes.
 
+// The API's answers as the dashboard reads them: the server's response DTOs (src/*/dto).
+
+/** @typedef {'manual' | 'gone' | 'failing'} DisabledReason */
+
+/**
+ * An endpoint (WebhookResponse).
+ * @typedef {object} Webhook
+ * @property {string} id
+ * @property {string} name
+ * @property {string} url
+ * @property {string[]} events
+ * @property {boolean} isActive
+ * @property {Record<string, string>} headers
+ * @property {number[] | null} retrySchedule
+ * @property {number | null} rateLimitPerSecond
+ * @property {boolean} ordered
+ * @property {DisabledReason | null} disabledReason
+ * @property {string | null} disabledAt
+ * @property {{ oldSecretExpiresAt: string } | null} secretRotation
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ */
+
+/** @typedef {Webhook & { secret: string }} WebhookWithSecret Create and rotate-secret: the secret, shown once. */
+
+/**
+ * What a create or an update sends (an update may send any part of it).
+ * @typedef {object} WebhookBody
+ * @property {string} [name]
+ * @property {string} [url]
+ * @property {string[]} [events]
+ * @property {boolean} [isActive]
+ * @property {Record<string, string>} [headers]
+ * @property {number[] | null} [retrySchedule]
+ * @property {number | null} [rateLimitPerSecond]
+ * @property {boolean} [ordered]
+ */
+
+/** @typedef {'pending' | 'succeeded' | 'failed'} DeliveryStatus */
+
+/**
+ * A delivery as lists show it (DeliveryResponse).
+ * @typedef {object} Delivery
+ * @property {string} id
+ * @property {string} eventId
+ * @property {string} webhookId
+ * @property {string} eventType
+ * @property {DeliveryStatus} status
+ * @property {number} attemptCount
+ * @property {string | null} nextAttemptAt
+ * @property {number | null} lastStatusCode
+ * @property {string | null} lastError
+ * @property {string} createdAt
+ * @property {string} updatedAt
+ */
+
+/**
+ * @typedef {object} Attempt
+ * @property {number} number
+ * @property {'manual' | 'scheduled'} trigger
+ * @property {string} startedAt
+ * @property {number} durationMs
+ * @property {number | null} statusCode
+ * @property {string | null} error
+ * @property {string | null} responseBody
+ */
+
+/**
+ * One delivery with its event and attempts (DeliveryDetailResponse).
+ * @typedef {Delivery & { event: { id: string, type: string, timestamp: string, data: Record<string, unknown> }, attempts: Attempt[] }} DeliveryDetail
+ */
+
+/**
+ * A property of a `data` shape, JSON-Schema-like (PropertySchema).
+ * @typedef {object} PropertySchema
+ * @property {string} type
+ * @property {string} description
+ * @property {string[]} [enum]
+ * @property {string} [format]
+ * @property {string} [pattern]
+ * @property {number} [maxLength]
+ * @property {number} [minimum]
+ * @property {number} [minItems]
+ * @property {number} [maxItems]
+ * @property {ShapeSchema} [items]
+ */
+
+/**
+ * A `data` shape (ShapeSchema); an array's items may be plain values, with a type and no properties.
+ * @typedef {object} ShapeSchema
+ * @property {string} type
+ * @property {Record<string, PropertySchema>} [properties]
+ * @property {string[]} [required]
+ */
+
+/**
+ * One type of the event catalogue (EventTypeResponse).
+ * @typedef {object} EventType
+ * @property {string} type
+ * @property {string} category
+ * @property {string} description
+ * @property {Record<string, unknown>} example
+ * @property {ShapeSchema} schema
+ */
+
+/**
+ * @typedef {object} TestResult
+ * @property {boolean} success
+ * @property {number | null} statusCode
+ * @property {number} durationMs
+ * @property {string | null} error
+ * @property {string} eventId
+ * @property {string} deliveryId
+ */
+
+/**
+ * @template T
+ * @typedef {{ data: T[], nextCursor: string | null }} Page
+ */
+
+/**
+ * What the signed-in key may do and whose it is.
+ * @typedef {{ read: boolean, write: boolean, name?: string, storeId?: string }} Caps
+ */
+
+/** @typedef {Record<string, string | number | null | undefined>} Query */
+
 const BASE = '/api/v1/external';
 const STORAGE_KEY = 'hookline.apiKey';
 
 export class ApiError extends Error {
+  /**
+   * @param {number} status The HTTP status; 0 when Hookline could not be reached.
+   * @param {string} message
+   * @param {unknown} [body]
+   */
   constructor(status, message, body) {
     super(message);
     this.status = status;
@@ -12,9 +144,13 @@ export class ApiError extends Error {
   }
 }
 
+/** @type {(error: ApiError) => void} */
 let unauthorized = () => {};
 
-/** Called when a request of a signed-in session gets a 401: the key was revoked meanwhile. */
+/**
+ * Called when a request of a signed-in session gets a 401: the key was revoked meanwhile.
+ * @param {(error: ApiError) => void} handler
+ */
 export function onUnauthorized(handler) {
   unauthorized = handler;
 }
@@ -24,7 +160,12 @@ export const session = {
     return sessionStorage.getItem(STORAGE_KEY);
   },
   /** What the key may do and whose it is, found at sign-in ({read, write, name, storeId}). */
+  /** @type {Caps} */
   caps: { read: false, write: false },
+  /**
+   * @param {string} key
+   * @param {Caps} caps
+   */
   start(key, caps) {
     sessionStorage.setItem(STORAGE_KEY, key);
     this.caps = caps;
@@ -36,11 +177,18 @@ export const session = {
   },
 };
 
+/**
+ * @param {string} method
+ * @param {string} path
+ * @param {{ body?: unknown, query?: Query, key?: string | null, signal?: AbortSignal }} [options]
+ * @returns {Promise<any>} The answer's JSON (the callers say of which type), or null for a 204.
+ */
 async function request(method, path, { body, query, key = session.key, signal } = {}) {
   const url = new URL(BASE + path, location.origin);
   for (const [name, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, String(value));
   }
+  /** @type {Record<string, string>} */
   const headers = { Accept: 'application/json', 'X-API-Key': key ?? '' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let response;
@@ -53,7 +201,7 @@ async function request(method, path, { body, query, key = session.key, signal } 
       cache: 'no-store',
     });
   } catch (error) {
-    if (error.name === 'AbortError') throw error;
+    if (isAbort(error)) throw error;
     throw new ApiError(0, 'Hookline could not be reached. Check that it is running and try again.');
   }
   if (response.status === 204) return null;
@@ -69,30 +217,49 @@ async function request(method, path, { body, query, key = session.key, signal } 
  * What a key may do, from GET /me, which answers any valid key with its scopes: nothing is tried
  * and refused on the way, so signing in leaves no error in the console or the server's log. A
  * 401 (unknown or revoked key) is thrown.
+ * @param {string} key
+ * @returns {Promise<Caps>}
  */
 export async function identify(key) {
+  /** @type {{ name: string, storeId: string, scopes: string[] }} */
   const me = await request('GET', '/me', { key });
   return { read: me.scopes.includes('webhooks:read'), write: me.scopes.includes('webhooks:write'), name: me.name, storeId: me.storeId };
 }
 
+/** @type {Promise<EventType[]> | undefined} */
 let eventTypesCache;
 
 export const api = {
+  /** @type {(query: Query, signal?: AbortSignal) => Promise<Page<Webhook>>} */
   listWebhooks: (query, signal) => request('GET', '/webhooks', { query, signal }),
+  /** @type {(id: string, signal?: AbortSignal) => Promise<Webhook>} */
   getWebhook: (id, signal) => request('GET', `/webhooks/${encodeURIComponent(id)}`, { signal }),
+  /** @type {(body: WebhookBody) => Promise<WebhookWithSecret>} */
   createWebhook: (body) => request('POST', '/webhooks', { body }),
+  /** @type {(id: string, body: WebhookBody) => Promise<Webhook>} */
   updateWebhook: (id, body) => request('PUT', `/webhooks/${encodeURIComponent(id)}`, { body }),
+  /** @type {(id: string) => Promise<null>} */
   deleteWebhook: (id) => request('DELETE', `/webhooks/${encodeURIComponent(id)}`),
+  /** @type {(id: string) => Promise<TestResult>} */
   testWebhook: (id) => request('POST', `/webhooks/${encodeURIComponent(id)}/test`),
+  /** @type {(id: string, oldSecretExpiresInSeconds: number) => Promise<WebhookWithSecret>} */
   rotateSecret: (id, oldSecretExpiresInSeconds) =>
     request('POST', `/webhooks/${encodeURIComponent(id)}/rotate-secret`, { body: { oldSecretExpiresInSeconds } }),
+  /** @type {(id: string, query: Query, signal?: AbortSignal) => Promise<Page<Delivery>>} */
   listDeliveries: (id, query, signal) => request('GET', `/webhooks/${encodeURIComponent(id)}/deliveries`, { query, signal }),
+  /** @type {(id: string, since?: string) => Promise<{ queued: number }>} */
   retryFailed: (id, since) =>
     request('POST', `/webhooks/${encodeURIComponent(id)}/deliveries/retry-failed`, { body: since ? { since } : {} }),
+  /** @type {(id: string, window: { since: string, until?: string }) => Promise<{ queued: number }>} */
   replay: (id, window) => request('POST', `/webhooks/${encodeURIComponent(id)}/replay`, { body: window }),
+  /** @type {(id: string, signal?: AbortSignal) => Promise<DeliveryDetail>} */
   getDelivery: (id, signal) => request('GET', `/deliveries/${encodeURIComponent(id)}`, { signal }),
+  /** @type {(id: string) => Promise<Delivery>} */
   retryDelivery: (id) => request('POST', `/deliveries/${encodeURIComponent(id)}/retry`),
-  /** The catalogue does not change while the server runs: fetched once per session. */
+  /**
+   * The catalogue does not change while the server runs: fetched once per session.
+   * @returns {Promise<EventType[]>}
+   */
   eventTypes() {
     eventTypesCache ??= request('GET', '/event-types').then((page) => page.data);
     eventTypesCache.catch(() => (eventTypesCache = undefined));
@@ -100,7 +267,20 @@ export const api = {
   },
 };
 
-/** The scope named in a 403's message ("… lacks the scope webhooks:write"), or the fallback. */
+/**
+ * Whether a request ended because its view went away (its signal aborted), not because it failed.
+ * @param {unknown} error
+ * @returns {error is Error}
+ */
+export function isAbort(error) {
+  return error instanceof Error && error.name === 'AbortError';
+}
+
+/**
+ * The scope named in a 403's message ("… lacks the scope webhooks:write"), or the fallback.
+ * @param {ApiError} error
+ * @param {string} fallback
+ */
 function missingScope(error, fallback) {
   return /scope ([\w:-]+)/.exec(error.message)?.[1] ?? fallback;
 }
@@ -108,10 +288,14 @@ function missingScope(error, fallback) {
 /**
  * A sentence for the person at the screen. `action` completes "this key cannot …" (e.g.
  * "create endpoints"); `scope` is the scope that action needs.
+ * @param {unknown} error Whatever was thrown.
+ * @param {string} action
+ * @param {string} scope
+ * @returns {string}
  */
 export function explain(error, action, scope) {
-  if (error?.name === 'AbortError') return '';
-  if (!(error instanceof ApiError)) return `Something went wrong in the page: ${error?.message ?? error}`;
+  if (isAbort(error)) return '';
+  if (!(error instanceof ApiError)) return `Something went wrong in the page: ${error instanceof Error ? error.message : String(error)}`;
   switch (error.status) {
     case 0:
       return error.message;

@@ -10,12 +10,29 @@ import { endpointView } from './views/endpoint.js';
 import { endpointsView } from './views/endpoints.js';
 import { signInView } from './views/signin.js';
 
-const main = document.getElementById('main');
-const nav = document.getElementById('nav');
-const sessionBox = document.getElementById('session');
-const keyHint = document.getElementById('key-hint');
+/**
+ * What a view gets besides its container: the route's parameters and query, a signal that aborts
+ * when the route changes, and a way to go elsewhere.
+ * @typedef {object} ViewContext
+ * @property {Record<string, string>} params
+ * @property {Record<string, string>} query
+ * @property {AbortSignal} signal
+ * @property {(hash: string) => void} navigate
+ */
+
+/** @typedef {(root: HTMLElement, context: ViewContext) => Promise<void>} View */
+
+/** The page's fixed elements (index.html). @param {string} id */
+const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+const main = byId('main');
+const nav = byId('nav');
+const sessionBox = byId('session');
+const keyHint = byId('key-hint');
+/** @type {AbortController | undefined} */
 let current;
 
+/** @type {[pattern: RegExp, view: View, section: string][]} */
 const routes = [
   [/^\/?$/, endpointsView, 'endpoints'],
   [/^\/endpoints\/?$/, endpointsView, 'endpoints'],
@@ -24,6 +41,7 @@ const routes = [
   [/^\/catalogue$/, catalogueView, 'catalogue'],
 ];
 
+/** @param {string} hash */
 function navigate(hash) {
   if (location.hash === hash) render();
   else location.hash = hash;
@@ -37,23 +55,29 @@ function mount() {
   return { container, signal: current.signal };
 }
 
+/** @param {boolean} signedIn */
 function showSignedIn(signedIn) {
   nav.hidden = !signedIn;
   sessionBox.hidden = !signedIn;
   document.body.classList.toggle('signed-out', !signedIn);
   if (signedIn) {
-    const key = session.key;
+    const key = /** @type {string} */ (session.key);
     keyHint.replaceChildren(h('span', { class: 'mono' }, `${key.slice(0, 4)}…${key.slice(-4)}`));
     keyHint.title = session.caps.name ? `API key “${session.caps.name}” of store ${session.caps.storeId}` : 'The API key of this session';
     if (!session.caps.write) keyHint.append(h('span', { class: 'badge badge-readonly' }, 'Read only'));
   }
 }
 
+/** @param {string} [message] */
 function signIn(message) {
   showSignedIn(false);
   const { container } = mount();
   signInView(container, {
     message,
+    /**
+     * @param {string} key
+     * @param {import('./api.js').Caps} caps
+     */
     onSignedIn(key, caps) {
       session.start(key, caps);
       render();
@@ -78,7 +102,7 @@ function render() {
       h('p', {}, h('a', { href: '#/' }, 'Back to the endpoints')),
     );
   } else {
-    const context = { params: match.found.groups ?? {}, query: Object.fromEntries(new URLSearchParams(search)), signal, navigate };
+    const context = { params: match.found?.groups ?? {}, query: Object.fromEntries(new URLSearchParams(search)), signal, navigate };
     match.view(container, context).catch((error) => {
       if (error?.name !== 'AbortError') toast(`Something went wrong: ${error.message}`, 'error');
     });
@@ -90,10 +114,12 @@ function render() {
 /**
  * Moves focus to the view's heading once it appears (views load before they render it), so
  * keyboard and screen-reader users start at the top; unless the user has already moved on.
+ * @param {HTMLElement} container
+ * @param {AbortSignal} signal
  */
 function focusHeading(container, signal) {
   const settle = () => {
-    const heading = container.querySelector('.view-title');
+    const heading = /** @type {HTMLElement | null} */ (container.querySelector('.view-title'));
     if (!heading) return false;
     document.title = `${heading.textContent} · Hookline`;
     const idle = document.activeElement === document.body || document.activeElement === main || !document.activeElement;
@@ -111,15 +137,16 @@ onUnauthorized(() => {
   signIn('This API key is no longer accepted (it was revoked or deleted). Sign in with another key.');
 });
 
-document.getElementById('sign-out').addEventListener('click', () => {
+byId('sign-out').addEventListener('click', () => {
   session.end();
   history.replaceState(null, '', '#/');
   signIn();
 });
 
-document.querySelector('.skip-link').addEventListener('click', (event) => {
+/** @type {HTMLElement} */ (document.querySelector('.skip-link')).addEventListener('click', (event) => {
   event.preventDefault();
-  (main.querySelector('.view-title') ?? main).focus();
+  const heading = /** @type {HTMLElement | null} */ (main.querySelector('.view-title'));
+  (heading ?? main).focus();
 });
 
 window.addEventListener('hashchange', render);

@@ -1,10 +1,28 @@
 // DOM helpers. The dashboard never turns strings into HTML (the page runs under Trusted Types):
 // every element is built here, and text always goes in as text.
 
+/** @typedef {string | number | boolean | Node | null | undefined} Leaf */
+/** @typedef {Leaf | (Leaf | Leaf[])[]} Child Text, a node, nothing, or a list of them (two deep). */
+
+/**
+ * @typedef {{ class?: string | (string | false | null | undefined)[], dataset?: Record<string, string>, [name: string]: unknown }} Props
+ */
+
+/**
+ * The element `h(tag)` makes: the tag's own type where the DOM names one.
+ * @template {string} K
+ * @typedef {K extends keyof HTMLElementTagNameMap ? HTMLElementTagNameMap[K] : K extends keyof SVGElementTagNameMap ? SVGElementTagNameMap[K] : HTMLElement} ElementOf
+ */
+
 /**
  * h('a', {href: '#/', class: 'link', onclick: fn}, 'text', child, [more], null)
  * Props: `class`, `text`, `dataset`, `on<event>` (a listener), booleans (set when true), the rest
  * as attributes (skipped when null/undefined/false).
+ * @template {string} K
+ * @param {K} tag
+ * @param {Props | null} [props]
+ * @param {...Child} children
+ * @returns {ElementOf<K>}
  */
 export function h(tag, props = {}, ...children) {
   const el =
@@ -13,18 +31,22 @@ export function h(tag, props = {}, ...children) {
       : document.createElement(tag);
   for (const [name, value] of Object.entries(props ?? {})) {
     if (value === null || value === undefined || value === false) continue;
-    if (name === 'class') el.setAttribute('class', Array.isArray(value) ? value.filter(Boolean).join(' ') : value);
+    if (name === 'class') el.setAttribute('class', Array.isArray(value) ? value.filter(Boolean).join(' ') : String(value));
     else if (name === 'text') el.textContent = String(value);
     else if (name === 'dataset') Object.assign(el.dataset, value);
-    else if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value);
+    else if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
     else if (name === 'value' && 'value' in el) el.value = value;
-    else if (name === 'checked' || name === 'selected') el[name] = Boolean(value);
+    else if (name === 'checked' || name === 'selected') Object.assign(el, { [name]: Boolean(value) });
     else el.setAttribute(name, value === true ? '' : String(value));
   }
   append(el, children);
-  return el;
+  return /** @type {ElementOf<K>} */ (el);
 }
 
+/**
+ * @param {Element} el
+ * @param {Child[]} children
+ */
 function append(el, children) {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
@@ -33,6 +55,7 @@ function append(el, children) {
   }
 }
 
+/** @type {(a: Date, b: Date) => boolean} */
 const sameDay = (a, b) => a.toDateString() === b.toDateString();
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 const dateTimeFormat = new Intl.DateTimeFormat(undefined, {
@@ -44,7 +67,11 @@ const dateTimeFormat = new Intl.DateTimeFormat(undefined, {
 });
 const fullFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
-/** A <time> showing a short local time (the date too when not today), the full one on hover. */
+/**
+ * A <time> showing a short local time (the date too when not today), the full one on hover.
+ * @param {string | null | undefined} iso
+ * @returns {HTMLElement}
+ */
 export function time(iso) {
   if (!iso) return h('span', { class: 'muted', text: '—' });
   const date = new Date(iso);
@@ -52,21 +79,32 @@ export function time(iso) {
   return h('time', { datetime: iso, title: `${fullFormat.format(date)} (${iso})` }, text);
 }
 
+/** @param {string | null | undefined} iso */
 export function fullTime(iso) {
   return iso ? fullFormat.format(new Date(iso)) : '—';
 }
 
-/** `1 attempt`, `3 attempts`: the count and the word in the form the count takes. */
+/**
+ * `1 attempt`, `3 attempts`: the count and the word in the form the count takes.
+ * @param {number} count
+ * @param {string} singular
+ * @param {string} [pluralForm]
+ */
 export function plural(count, singular, pluralForm = `${singular}s`) {
   return `${count} ${count === 1 ? singular : pluralForm}`;
 }
 
+/** @param {number | null | undefined} ms */
 export function duration(ms) {
   if (ms === null || ms === undefined) return '—';
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
-/** Copies text; the Clipboard API needs a secure context, so fall back to a selection copy. */
+/**
+ * Copies text; the Clipboard API needs a secure context, so fall back to a selection copy.
+ * @param {string} text
+ * @returns {Promise<boolean>}
+ */
 export async function copyText(text) {
   try {
     await navigator.clipboard.writeText(text);
@@ -81,9 +119,13 @@ export async function copyText(text) {
   }
 }
 
-/** Pretty JSON as DOM nodes, keys, strings, numbers and literals in their own spans. */
+/**
+ * Pretty JSON as DOM nodes, keys, strings, numbers and literals in their own spans.
+ * @param {unknown} value
+ */
 export function jsonNodes(value) {
   const text = JSON.stringify(value, null, 2) ?? 'null';
+  /** @type {(string | HTMLElement)[]} */
   const nodes = [];
   const token = /("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
   let last = 0;

@@ -1,33 +1,58 @@
 // Pieces every view uses: badges, notes, buttons, dialogs, toasts, JSON blocks, polling.
 import { copyText, h, jsonNodes } from './dom.js';
 
+/** @typedef {import('./dom.js').Child} Child */
+
+/** @type {Record<string, string>} */
 const STATUS_LABELS = { succeeded: 'Succeeded', failed: 'Failed', pending: 'Pending' };
 
+/** @param {string} status */
 export function statusBadge(status) {
   return h('span', { class: ['badge', `badge-${status}`], dataset: { status } }, STATUS_LABELS[status] ?? status);
 }
 
+/** @param {boolean} isActive */
 export function activeBadge(isActive) {
   return h('span', { class: ['badge', isActive ? 'badge-active' : 'badge-inactive'] }, isActive ? 'Active' : 'Inactive');
 }
 
-/** Why an inactive endpoint is inactive (the API's `disabledReason`): a sentence, and a word or two for a table. */
+/**
+ * Why an inactive endpoint is inactive (the API's `disabledReason`): a sentence, and a word or two for a table.
+ * @type {Record<import('./api.js').DisabledReason, { text: string, short: string }>}
+ */
 export const DISABLED_REASONS = {
   manual: { text: 'Disabled by hand', short: 'by hand' },
   gone: { text: 'Disabled: the endpoint answered 410 Gone', short: '410 Gone' },
   failing: { text: 'Disabled: failing for too long', short: 'failing' },
 };
 
-/** A note in the flow of the page: `kind` info, warn, error (the last is announced). */
+/**
+ * A note in the flow of the page: `kind` info, warn, error (the last is announced).
+ * @param {string} kind
+ * @param {...Child} content
+ */
 export function note(kind, ...content) {
   return h('div', { class: ['note', `note-${kind}`], role: kind === 'error' ? 'alert' : null }, ...content);
 }
 
+/** @typedef {(event: MouseEvent & { currentTarget: HTMLButtonElement }) => unknown} ClickHandler */
+
+/**
+ * @param {string} label
+ * @param {ClickHandler | null} onclick
+ * @param {{ kind?: string, type?: string } & import('./dom.js').Props} [options] `kind` styles it; the rest are `h` props.
+ */
 export function button(label, onclick, { kind = 'secondary', type = 'button', ...props } = {}) {
   return h('button', { type, class: ['btn', `btn-${kind}`], onclick, ...props }, label);
 }
 
-/** Runs `action` with the button disabled and showing it is busy. */
+/**
+ * Runs `action` with the button disabled and showing it is busy.
+ * @template T
+ * @param {HTMLButtonElement} btn
+ * @param {() => Promise<T>} action
+ * @returns {Promise<T>}
+ */
 export async function busy(btn, action) {
   btn.disabled = true;
   btn.setAttribute('aria-busy', 'true');
@@ -39,6 +64,10 @@ export async function busy(btn, action) {
   }
 }
 
+/**
+ * @param {() => string} getText
+ * @param {string} [label]
+ */
 export function copyButton(getText, label = 'Copy') {
   const btn = button(
     label,
@@ -52,6 +81,10 @@ export function copyButton(getText, label = 'Copy') {
   return btn;
 }
 
+/**
+ * @param {unknown} value
+ * @param {string} label
+ */
 export function jsonBlock(value, label) {
   const pre = h('pre', { class: 'json', tabindex: '0', 'aria-label': label }, h('code', {}, jsonNodes(value)));
   return h(
@@ -62,6 +95,10 @@ export function jsonBlock(value, label) {
   );
 }
 
+/**
+ * @param {string[]} values
+ * @param {{ max?: number }} [options]
+ */
 export function chips(values, { max = Infinity } = {}) {
   const shown = values.slice(0, max);
   const rest = values.length - shown.length;
@@ -73,6 +110,7 @@ export function chips(values, { max = Infinity } = {}) {
   );
 }
 
+/** @param {...[label: string, href?: string]} items */
 export function breadcrumbs(...items) {
   return h(
     'nav',
@@ -87,7 +125,11 @@ export function breadcrumbs(...items) {
   );
 }
 
-/** The view's heading; it takes the focus after a route change so a screen reader reads it. */
+/**
+ * The view's heading; it takes the focus after a route change so a screen reader reads it.
+ * @param {string} text
+ * @param {...Child} extra
+ */
 export function title(text, ...extra) {
   return h('div', { class: 'title-row' }, h('h1', { tabindex: '-1', class: 'view-title' }, text), ...extra);
 }
@@ -95,10 +137,16 @@ export function title(text, ...extra) {
 /**
  * A modal <dialog> (focus is trapped and Escape closes it; focus returns to the opener). `build`
  * gets a `close(value)` function and returns the dialog's content; resolves with that value.
+ * @template T
+ * @param {(close: (value?: T) => void) => Node | Node[]} build
+ * @param {{ wide?: boolean, label?: string }} [options]
+ * @returns {Promise<T | undefined>}
  */
 export function openDialog(build, { wide = false, label } = {}) {
   return new Promise((resolve) => {
+    /** @type {T | undefined} */
     let result;
+    /** @param {T} [value] */
     const close = (value) => {
       result = value;
       dialog.close();
@@ -116,14 +164,18 @@ export function openDialog(build, { wide = false, label } = {}) {
     document.body.append(dialog);
     dialog.showModal();
     // Without this, Chromium may focus the scrollable body of a long dialog rather than its first field.
-    if (!dialog.querySelector('[autofocus]')) dialog.querySelector('input, select, textarea, button')?.focus();
+    if (!dialog.querySelector('[autofocus]'))
+      /** @type {HTMLElement | null} */ (dialog.querySelector('input, select, textarea, button'))?.focus();
   });
 }
 
-/** Asks before doing something that cannot be undone; resolves true when confirmed. */
+/**
+ * Asks before doing something that cannot be undone; resolves true when confirmed.
+ * @param {{ heading: string, body: Child, confirm: string, danger?: boolean }} options
+ */
 export function confirmDialog({ heading, body, confirm, danger = false }) {
   return openDialog(
-    (close) => [
+    (/** @type {(value?: boolean) => void} */ close) => [
       h('h2', { class: 'dialog-title' }, heading),
       h('div', { class: 'dialog-body' }, [body].flat()),
       h(
@@ -137,7 +189,10 @@ export function confirmDialog({ heading, body, confirm, danger = false }) {
   );
 }
 
-/** The signing secret, once: with a copy button and a plain warning. */
+/**
+ * The signing secret, once: with a copy button and a plain warning.
+ * @param {{ heading: string, webhook: import('./api.js').WebhookWithSecret }} options
+ */
 export function secretDialog({ heading, webhook }) {
   return openDialog(
     (close) => [
@@ -181,8 +236,12 @@ export function secretDialog({ heading, webhook }) {
   );
 }
 
+/**
+ * @param {string} message
+ * @param {'ok' | 'error'} [kind]
+ */
 export function toast(message, kind = 'ok') {
-  const region = document.getElementById('toasts');
+  const region = /** @type {HTMLElement} */ (document.getElementById('toasts'));
   const item = h('div', { class: ['toast', `toast-${kind}`] }, message);
   region.append(item);
   setTimeout(() => item.remove(), kind === 'error' ? 8000 : 4000);
@@ -192,8 +251,13 @@ export function toast(message, kind = 'ok') {
  * Calls `tick` every `intervalMs` while the view lives (until `signal` aborts), waiting for each
  * call to finish, pausing while the tab is hidden and catching up at once when it is shown.
  * Returns a function that runs a tick now (after an action whose outcome should show at once).
+ * @param {AbortSignal} signal
+ * @param {number} intervalMs
+ * @param {() => Promise<unknown>} tick
+ * @returns {() => Promise<void>}
  */
 export function poll(signal, intervalMs, tick) {
+  /** @type {number | undefined} */
   let timer;
   let running = false;
   const run = async () => {
@@ -213,6 +277,7 @@ export function poll(signal, intervalMs, tick) {
   return run;
 }
 
+/** @param {string} [label] */
 export function spinner(label = 'Loading') {
   return h('span', { class: 'spinner', role: 'status' }, h('span', { class: 'visually-hidden' }, label));
 }

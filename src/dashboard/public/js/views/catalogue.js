@@ -5,7 +5,14 @@ import { byCategory } from './endpoint-form.js';
 
 const EXAMPLE_EVENT = { id: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t', timestamp: '2026-11-22T10:00:00.000Z' };
 
-/** The 20 event types by category: when each fires, its `data` shape and an example body. */
+/** @typedef {import('../api.js').EventType} EventType */
+/** @typedef {import('../api.js').ShapeSchema} ShapeSchema */
+/** @typedef {import('../api.js').PropertySchema} PropertySchema */
+
+/**
+ * The 20 event types by category: when each fires, its `data` shape and an example body.
+ * @type {import('../app.js').View}
+ */
 export async function catalogueView(root, { signal }) {
   root.append(
     title('Event catalogue'),
@@ -68,8 +75,10 @@ export async function catalogueView(root, { signal }) {
   );
 }
 
+/** @param {string} category */
 const anchor = (category) => `category-${category.toLowerCase()}`;
 
+/** @param {EventType} type */
 function typeCard(type) {
   return h(
     'article',
@@ -106,6 +115,11 @@ function typeCard(type) {
   );
 }
 
+/**
+ * @param {ShapeSchema} schema
+ * @param {string} [prefix]
+ * @returns {HTMLTableRowElement[]}
+ */
 function fieldRows(schema, prefix = 'data.') {
   return Object.entries(schema.properties ?? {}).flatMap(([name, property]) => {
     const required = schema.required?.includes(name);
@@ -120,12 +134,14 @@ function fieldRows(schema, prefix = 'data.') {
   });
 }
 
+/** @param {PropertySchema} property */
 function typeText(property) {
   if (property.type === 'array')
     return property.items?.type === 'object' ? 'array of objects' : `array of ${property.items?.type ?? 'values'}`;
   return property.format ? `${property.type} (${property.format})` : property.type;
 }
 
+/** @param {PropertySchema} property */
 function constraints(property) {
   const parts = [];
   if (property.enum)

@@ -5,9 +5,13 @@ import { lastResult } from './endpoint.js';
 
 const REFRESH_MS = 2000;
 
-/** One delivery: its envelope, every attempt, and Retry. Refreshes while it is on screen. */
+/**
+ * One delivery: its envelope, every attempt, and Retry. Refreshes while it is on screen.
+ * @type {import('../app.js').View}
+ */
 export async function deliveryView(root, { params, signal }) {
   const { write } = session.caps;
+  /** @type {import('../api.js').DeliveryDetail} */
   let delivery;
   try {
     delivery = await api.getDelivery(params.id, signal);
@@ -30,6 +34,7 @@ export async function deliveryView(root, { params, signal }) {
   const pendingHint = h('span', { class: 'muted small pending-hint' });
   let attemptsSignature = '';
 
+  /** @param {import('../api.js').DeliveryDetail} next */
   function show(next) {
     delivery = next;
     status.replaceChildren(statusBadge(delivery.status));
@@ -57,7 +62,7 @@ export async function deliveryView(root, { params, signal }) {
   async function retryNow() {
     retryMessage.replaceChildren();
     try {
-      await busy(retry, () => api.retryDelivery(delivery.id));
+      await busy(/** @type {HTMLButtonElement} */ (retry), () => api.retryDelivery(delivery.id));
       toast('Retry started: a new cycle of attempts, same event id and body.');
       await refreshNow();
     } catch (failure) {
@@ -73,6 +78,7 @@ export async function deliveryView(root, { params, signal }) {
     }
   }
 
+  /** @type {[string, string]} */
   const endpointCrumb = webhook ? [webhook.name, `#/endpoints/${webhook.id}`] : [delivery.webhookId, `#/endpoints/${delivery.webhookId}`];
   root.append(
     breadcrumbs(['Endpoints', '#/'], endpointCrumb, ['Delivery']),
@@ -112,6 +118,10 @@ export async function deliveryView(root, { params, signal }) {
   const refreshNow = poll(signal, REFRESH_MS, async () => show(await api.getDelivery(delivery.id, signal)));
 }
 
+/**
+ * @param {string} label
+ * @param {import('../dom.js').Child} value
+ */
 function fact(label, value) {
   return h('div', {}, h('dt', {}, label), h('dd', {}, value));
 }
@@ -119,6 +129,8 @@ function fact(label, value) {
 /**
  * One attempt. A retry by hand starts a new cycle whose first attempt is `manual`: it is marked
  * and set apart from the attempts before it, which the schedule made.
+ * @param {import('../api.js').Attempt} attempt
+ * @param {Map<string | undefined, boolean>} open Whether the reader opened each attempt's body, by number.
  */
 function attemptItem(attempt, open) {
   const ok = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300 && !attempt.error;

@@ -3,16 +3,26 @@ import { h } from '../dom.js';
 import { parseSchedule, scheduleText } from '../schedule.js';
 import { button, openDialog } from '../ui.js';
 
+/** @typedef {import('../api.js').Webhook} Webhook */
+/** @typedef {import('../api.js').EventType} EventType */
+
 /** The API's limit on an endpoint's extra headers. */
 const MAX_HEADERS = 20;
 
-/** An endpoint's headers by name, case ignored: the API keeps them in no particular order. */
+/**
+ * An endpoint's headers by name, case ignored: the API keeps them in no particular order.
+ * @param {Record<string, string> | null | undefined} headers
+ */
 export function sortedHeaders(headers) {
   return Object.entries(headers ?? {}).sort(([a], [b]) => a.localeCompare(b, 'en', { sensitivity: 'base' }));
 }
 
-/** Groups the catalogue by category, keeping its order. */
+/**
+ * Groups the catalogue by category, keeping its order.
+ * @param {EventType[]} types
+ */
 export function byCategory(types) {
+  /** @type {Map<string, EventType[]>} */
   const groups = new Map();
   for (const type of types) groups.set(type.category, [...(groups.get(type.category) ?? []), type]);
   return groups;
@@ -21,6 +31,17 @@ export function byCategory(types) {
 /**
  * Create (no `webhook`) or edit an endpoint in a dialog. Resolves with the API's answer (with the
  * secret, on create) or undefined when cancelled.
+ * @overload
+ * @param {{ webhook: Webhook }} options
+ * @returns {Promise<Webhook | undefined>}
+ */
+/**
+ * @overload
+ * @returns {Promise<import('../api.js').WebhookWithSecret | undefined>}
+ */
+/**
+ * @param {{ webhook?: Webhook }} [options]
+ * @returns {Promise<Webhook | undefined>}
  */
 export async function endpointDialog({ webhook } = {}) {
   const types = await api.eventTypes();
@@ -28,7 +49,7 @@ export async function endpointDialog({ webhook } = {}) {
   const chosen = new Set(webhook?.events ?? []);
 
   return openDialog(
-    (close) => {
+    (/** @type {(value?: Webhook) => void} */ close) => {
       const error = h('div', { class: 'form-error', role: 'alert' });
       const name = h('input', {
         id: 'ep-name',
@@ -51,6 +72,7 @@ export async function endpointDialog({ webhook } = {}) {
         'aria-describedby': 'ep-url-help',
       });
       const active = h('input', { id: 'ep-active', name: 'isActive', type: 'checkbox', checked: webhook?.isActive ?? true });
+      /** @type {HTMLInputElement[]} */
       const boxes = [];
       const groups = [...byCategory(types)].map(([category, list]) => {
         const own = list.map((type) => {
@@ -66,8 +88,8 @@ export async function endpointDialog({ webhook } = {}) {
         const all = button(
           'All',
           () => {
-            const on = !own.every((label) => label.querySelector('input').checked);
-            for (const label of own) label.querySelector('input').checked = on;
+            const on = !own.every((label) => /** @type {HTMLInputElement} */ (label.querySelector('input')).checked);
+            for (const label of own) /** @type {HTMLInputElement} */ (label.querySelector('input')).checked = on;
           },
           { kind: 'quiet', class: 'btn btn-quiet btn-small', 'aria-label': `Select all ${category} events` },
         );
@@ -100,7 +122,7 @@ export async function endpointDialog({ webhook } = {}) {
         'form',
         {
           class: 'dialog-form',
-          onsubmit: async (event) => {
+          onsubmit: async (/** @type {SubmitEvent} */ event) => {
             event.preventDefault();
             const events = boxes.filter((box) => box.checked).map((box) => box.value);
             if (events.length === 0) {
@@ -109,13 +131,13 @@ export async function endpointDialog({ webhook } = {}) {
               return;
             }
             const read = headers.read();
-            if (read.error) {
+            if ('error' in read) {
               error.textContent = read.error;
               read.field.focus();
               return;
             }
             const delays = parseSchedule(schedule.value);
-            if (delays.error) {
+            if ('error' in delays) {
               error.textContent = `Retry schedule: ${delays.error}`;
               schedule.focus();
               return;
@@ -139,7 +161,7 @@ export async function endpointDialog({ webhook } = {}) {
             error.textContent = '';
             submit.disabled = true;
             try {
-              close(editing ? await api.updateWebhook(webhook.id, body) : await api.createWebhook(body));
+              close(webhook ? await api.updateWebhook(webhook.id, body) : await api.createWebhook(body));
             } catch (failure) {
               error.textContent = explain(failure, editing ? 'change endpoints' : 'create endpoints', 'webhooks:write');
             } finally {
@@ -147,7 +169,7 @@ export async function endpointDialog({ webhook } = {}) {
             }
           },
         },
-        h('h2', { class: 'dialog-title' }, editing ? `Edit ${webhook.name}` : 'New endpoint'),
+        h('h2', { class: 'dialog-title' }, webhook ? `Edit ${webhook.name}` : 'New endpoint'),
         h(
           'div',
           { class: 'dialog-body stack' },
@@ -220,12 +242,17 @@ export async function endpointDialog({ webhook } = {}) {
 /**
  * Rows of header name and value. Values are masked like passwords (they often carry credentials)
  * until "Show values" is ticked. `read()` answers {headers} or {error, field}.
+ * @param {Record<string, string>} initial
  */
 function headerEditor(initial) {
   const rows = h('div', { class: 'header-rows' });
   const reveal = h('input', { type: 'checkbox', id: 'ep-header-reveal' });
-  const add = button('Add header', () => addRow('', '').querySelector('input').focus(), { class: 'btn btn-secondary btn-small' });
+  const add = button('Add header', () => addRow('', '').querySelector('input')?.focus(), { class: 'btn btn-secondary btn-small' });
 
+  /**
+   * @param {string} name
+   * @param {string} value
+   */
   function addRow(name, value) {
     const row = h(
       'div',
@@ -262,11 +289,14 @@ function headerEditor(initial) {
   }
 
   reveal.addEventListener('change', () => {
-    for (const input of rows.querySelectorAll('input[aria-label="Value"]')) input.type = reveal.checked ? 'text' : 'password';
+    for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (rows.querySelectorAll('input[aria-label="Value"]')))
+      input.type = reveal.checked ? 'text' : 'password';
   });
   for (const [name, value] of sortedHeaders(initial)) addRow(name, value);
 
+  /** @returns {{ headers: Record<string, string> } | { error: string, field: HTMLInputElement }} */
   function read() {
+    /** @type {Record<string, string>} */
     const headers = {};
     const seen = new Set();
     for (const row of rows.children) {

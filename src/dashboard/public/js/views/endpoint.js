@@ -1,4 +1,4 @@
-import { api, explain, session } from '../api.js';
+import { api, explain, isAbort, session } from '../api.js';
 import { duration, h, plural, time } from '../dom.js';
 import {
   activeBadge,
@@ -21,12 +21,19 @@ import { endpointDialog, sortedHeaders } from './endpoint-form.js';
 import { RATE_WINDOW, rateView, successRate } from './endpoints.js';
 import { scheduleText } from '../schedule.js';
 
+/** @typedef {import('../api.js').Webhook} Webhook */
+/** @typedef {import('../api.js').Delivery} Delivery */
+
 const PAGE_SIZE = 25;
 export const REFRESH_MS = 2500;
 
-/** One endpoint: what it is, what can be done to it, and its deliveries (live). */
+/**
+ * One endpoint: what it is, what can be done to it, and its deliveries (live).
+ * @type {import('../app.js').View}
+ */
 export async function endpointView(root, { params, query, signal, navigate }) {
   const { write } = session.caps;
+  /** @type {Webhook} */
   let webhook;
   try {
     webhook = await api.getWebhook(params.id, signal);
@@ -57,23 +64,26 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   const testResult = h('output', { class: 'test-result', 'aria-live': 'polite' });
   const replayResult = h('output', { class: 'test-result', 'aria-live': 'polite' });
   // Set when this page re-enables the endpoint: what it missed starts when it was disabled.
+  /** @type {string | null} */
   let missedSince = null;
   const missed = h('div');
   const typeFilter = h('select', { id: 'filter-event' });
+  /** @type {string[]} */
   let catalogueOrder = [];
   // Counts the answers shown; a poll's answer that an action's answer overtook is dropped.
   let shown = 0;
   let shownJson = '';
 
+  /** @param {Webhook} next */
   function show(next) {
     webhook = next;
     shown += 1;
     shownJson = JSON.stringify(next);
-    heading.querySelector('h1').textContent = webhook.name;
+    /** @type {HTMLHeadingElement} */ (heading.querySelector('h1')).textContent = webhook.name;
     state.replaceChildren(activeBadge(webhook.isActive));
     url.textContent = webhook.url;
     events.replaceChildren(chips(webhook.events));
-    const reason = !webhook.isActive && DISABLED_REASONS[webhook.disabledReason];
+    const reason = !webhook.isActive && webhook.disabledReason && DISABLED_REASONS[webhook.disabledReason];
     disabled.replaceChildren(
       reason
         ? note(
@@ -120,7 +130,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
       ...(delays
         ? [
             h('span', { class: 'mono' }, delays),
-            h('span', { class: 'muted small' }, ` (${plural(webhook.retrySchedule.length, 'attempt')})`),
+            h('span', { class: 'muted small' }, ` (${plural(/** @type {number[]} */ (webhook.retrySchedule).length, 'attempt')})`),
           ]
         : [h('span', {}, 'Deployment default', h('span', { class: 'muted small' }, ' (RETRY_SCHEDULE_MS)'))]),
     );
@@ -152,6 +162,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
     );
   }
 
+  /** @param {HTMLButtonElement} btn */
   async function sendTest(btn) {
     testResult.replaceChildren(spinner('Sending a test delivery'), ' Sending a webhook.test delivery…');
     try {
@@ -208,7 +219,10 @@ export async function endpointView(root, { params, query, signal, navigate }) {
     }
   }
 
-  /** Asks for a window and queues what the endpoint has no delivery of in it (POST /webhooks/:id/replay). */
+  /**
+   * Asks for a window and queues what the endpoint has no delivery of in it (POST /webhooks/:id/replay).
+   * @param {string | null} [since] Where the window starts, by default.
+   */
   async function replay(since) {
     const queued = await replayDialog(webhook, since);
     if (queued === undefined) return;
@@ -223,6 +237,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
     void refreshNow();
   }
 
+  /** @param {HTMLButtonElement} btn */
   async function rotate(btn) {
     const overlap = await rotateDialog(webhook);
     if (overlap === undefined) return;
@@ -344,6 +359,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   const newer = button('← Newer', () => turn(-1), { class: 'btn btn-secondary btn-small' });
   const older = button('Older →', () => turn(1), { class: 'btn btn-secondary btn-small' });
   const pageLabel = h('span', { class: 'muted small' });
+  /** @type {(string | null)[]} */
   let cursors = [null];
   let signature = '';
 
@@ -368,7 +384,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   }
 
   function onFilter() {
-    const params = new URLSearchParams(Object.entries(filters()).filter(([, value]) => value));
+    const params = new URLSearchParams(/** @type {[string, string][]} */ (Object.entries(filters()).filter(([, value]) => value)));
     history.replaceState(null, '', `#/endpoints/${webhook.id}${params.size ? `?${params}` : ''}`);
     cursors = [null];
     signature = '';
@@ -377,6 +393,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   statusFilter.addEventListener('change', onFilter);
   typeFilter.addEventListener('change', onFilter);
 
+  /** @param {number} step 1 for the older page, -1 for the newer. */
   function turn(step) {
     if (step > 0) cursors.push(olderCursor);
     else cursors.pop();
@@ -384,6 +401,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
     void refreshNow().then(() => rows.querySelector('a')?.focus());
   }
 
+  /** @type {string | null} */
   let olderCursor = null;
   async function refresh() {
     const unfiltered = !filters().status && !filters().eventType;
@@ -415,12 +433,13 @@ export async function endpointView(root, { params, query, signal, navigate }) {
           : 'No deliveries match these filters.';
       empty.hidden = page.data.length > 0;
     } catch (failure) {
-      if (failure.name === 'AbortError') return;
+      if (isAbort(failure)) return;
       live.classList.add('live-paused');
       listError.replaceChildren(note('error', explain(failure, 'read deliveries', 'webhooks:read')));
     }
   }
 
+  /** @param {Delivery[]} deliveries */
   function renderRows(deliveries) {
     const focused = document.activeElement?.closest?.('tr')?.dataset.id;
     rows.replaceChildren(
@@ -430,7 +449,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
           {
             dataset: { id: delivery.id, status: delivery.status },
             class: 'clickable',
-            onclick: (event) => {
+            onclick: (/** @type {MouseEvent & { target: Element }} */ event) => {
               if (!event.target.closest('a, button')) navigate(`#/deliveries/${delivery.id}`);
             },
           },
@@ -453,12 +472,12 @@ export async function endpointView(root, { params, query, signal, navigate }) {
         ),
       ),
     );
-    if (focused) rows.querySelector(`tr[data-id="${CSS.escape(focused)}"] a`)?.focus();
+    if (focused) /** @type {HTMLElement | null} */ (rows.querySelector(`tr[data-id="${CSS.escape(focused)}"] a`))?.focus();
   }
 
   async function retryFailed() {
     const queued = await openDialog(
-      (close) => {
+      (/** @type {(queued?: number) => void} */ close) => {
         const since = h('input', { id: 'retry-since', type: 'datetime-local', step: '1', 'aria-describedby': 'retry-since-help' });
         const error = h('div', { class: 'form-error', role: 'alert' });
         const submit = button('Retry failed deliveries', null, { kind: 'primary', type: 'submit' });
@@ -466,7 +485,7 @@ export async function endpointView(root, { params, query, signal, navigate }) {
           'form',
           {
             class: 'dialog-form',
-            onsubmit: async (event) => {
+            onsubmit: async (/** @type {SubmitEvent} */ event) => {
               event.preventDefault();
               error.textContent = '';
               try {
@@ -522,17 +541,24 @@ export async function endpointView(root, { params, query, signal, navigate }) {
   await refresh();
 }
 
-/** `iso` as a datetime-local input shows it: local time, to the second (rounded down, so the window starts no later). */
+/**
+ * `iso` as a datetime-local input shows it: local time, to the second (rounded down, so the window starts no later).
+ * @param {string} iso
+ */
 function localInputValue(iso) {
   const date = new Date(iso);
-  const pad = (n) => String(n).padStart(2, '0');
+  const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
 }
 
-/** Asks for the window of a replay and sends it; resolves with the number queued, or undefined when cancelled. */
+/**
+ * Asks for the window of a replay and sends it; resolves with the number queued, or undefined when cancelled.
+ * @param {Webhook} webhook
+ * @param {string | null} [since]
+ */
 function replayDialog(webhook, since) {
   return openDialog(
-    (close) => {
+    (/** @type {(queued?: number) => void} */ close) => {
       const from = h('input', {
         id: 'replay-since',
         type: 'datetime-local',
@@ -548,10 +574,11 @@ function replayDialog(webhook, since) {
         'form',
         {
           class: 'dialog-form',
-          onsubmit: async (event) => {
+          onsubmit: async (/** @type {SubmitEvent} */ event) => {
             event.preventDefault();
             error.textContent = '';
             try {
+              /** @type {{ since: string, until?: string }} */
               const window = { since: new Date(from.value).toISOString() };
               if (until.value) window.until = new Date(until.value).toISOString();
               const result = await busy(submit, () => api.replay(webhook.id, window));
@@ -604,10 +631,13 @@ const OVERLAPS = [
 /** Long enough for a receiver's deploy, the usual choice of Svix-like services. */
 const DEFAULT_OVERLAP = 86_400;
 
-/** Asks for the overlap of a rotation; resolves with it in seconds, or undefined when cancelled. */
+/**
+ * Asks for the overlap of a rotation; resolves with it in seconds, or undefined when cancelled.
+ * @param {Webhook} webhook
+ */
 function rotateDialog(webhook) {
   return openDialog(
-    (close) => {
+    (/** @type {(seconds?: number) => void} */ close) => {
       const choices = OVERLAPS.map(([seconds, label]) =>
         h(
           'label',
@@ -626,7 +656,7 @@ function rotateDialog(webhook) {
         'form',
         {
           class: 'dialog-form',
-          onsubmit: (event) => {
+          onsubmit: (/** @type {SubmitEvent & { currentTarget: HTMLFormElement }} */ event) => {
             event.preventDefault();
             close(Number(new FormData(event.currentTarget).get('overlap')));
           },
@@ -668,7 +698,10 @@ function rotateDialog(webhook) {
 
 const MASK = '••••••••';
 
-/** The endpoint's extra headers, each value hidden until asked for: they often carry credentials. */
+/**
+ * The endpoint's extra headers, each value hidden until asked for: they often carry credentials.
+ * @param {Record<string, string>} headers
+ */
 function headerList(headers) {
   const entries = sortedHeaders(headers);
   if (entries.length === 0) return h('span', { class: 'muted' }, 'None');
@@ -678,6 +711,7 @@ function headerList(headers) {
     entries.map(([name, value]) => {
       const shown = h('span', { class: 'mono header-value' });
       const toggle = button('', () => reveal(toggle.textContent === 'Show'), { kind: 'quiet', class: 'btn btn-quiet btn-small' });
+      /** @param {boolean} on */
       function reveal(on) {
         shown.replaceChildren(
           ...(on ? [value] : [h('span', { 'aria-hidden': 'true' }, MASK), h('span', { class: 'visually-hidden' }, 'value hidden')]),
@@ -691,7 +725,9 @@ function headerList(headers) {
   );
 }
 
+/** @param {Delivery} delivery */
 export function lastResult(delivery) {
+  /** @type {HTMLElement[]} */
   const parts = [];
   if (delivery.lastStatusCode) parts.push(h('span', { class: 'code' }, `HTTP ${delivery.lastStatusCode}`));
   if (delivery.lastError && delivery.lastError !== `HTTP ${delivery.lastStatusCode}`)

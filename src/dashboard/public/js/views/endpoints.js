@@ -5,13 +5,17 @@ import { endpointDialog } from './endpoint-form.js';
 
 export const RATE_WINDOW = 50;
 
-/** Success rate of the latest finished deliveries (pending ones have no outcome yet). */
+/**
+ * Success rate of the latest finished deliveries (pending ones have no outcome yet).
+ * @param {import('../api.js').Delivery[]} deliveries
+ */
 export function successRate(deliveries) {
   const finished = deliveries.filter((delivery) => delivery.status !== 'pending');
   const succeeded = finished.filter((delivery) => delivery.status === 'succeeded').length;
   return { finished: finished.length, succeeded, rate: finished.length ? succeeded / finished.length : null };
 }
 
+/** @param {ReturnType<typeof successRate>} stats */
 export function rateView({ finished, succeeded, rate }) {
   if (rate === null) return h('span', { class: 'muted small' }, 'No deliveries yet');
   const percent = Math.round(rate * 1000) / 10;
@@ -31,16 +35,21 @@ export function rateView({ finished, succeeded, rate }) {
   );
 }
 
-/** Runs `tasks` a few at a time: one request per endpoint must not flood the server. */
+/**
+ * Runs `tasks` a few at a time: one request per endpoint must not flood the server.
+ * @param {(() => Promise<void>)[]} tasks
+ * @param {number} [width]
+ */
 async function limited(tasks, width = 6) {
   const queue = [...tasks];
   await Promise.all(
     Array.from({ length: width }, async () => {
-      while (queue.length) await queue.shift()();
+      while (queue.length) await /** @type {() => Promise<void>} */ (queue.shift())();
     }),
   );
 }
 
+/** @type {import('../app.js').View} */
 export async function endpointsView(root, { signal, navigate }) {
   const { read, write } = session.caps;
   const create = write
@@ -100,8 +109,10 @@ export async function endpointsView(root, { signal, navigate }) {
   const status = h('div', { 'aria-live': 'polite' }, spinner('Loading endpoints'));
   root.append(status, list);
   list.hidden = true;
+  /** @type {string | null} */
   let cursor = null;
 
+  /** @param {string | null} after */
   async function load(after) {
     try {
       const page = await api.listWebhooks({ limit: 50, cursor: after }, signal);
@@ -132,7 +143,7 @@ export async function endpointsView(root, { signal, navigate }) {
           {
             dataset: { id: webhook.id },
             class: 'clickable',
-            onclick: (event) => {
+            onclick: (/** @type {MouseEvent & { target: Element }} */ event) => {
               if (!event.target.closest('a, button')) navigate(`#/endpoints/${webhook.id}`);
             },
           },
@@ -147,7 +158,7 @@ export async function endpointsView(root, { signal, navigate }) {
             'td',
             { 'data-label': 'State' },
             activeBadge(webhook.isActive),
-            !webhook.isActive && DISABLED_REASONS[webhook.disabledReason]
+            !webhook.isActive && webhook.disabledReason && DISABLED_REASONS[webhook.disabledReason]
               ? h(
                   'div',
                   { class: 'muted small disabled-reason' },

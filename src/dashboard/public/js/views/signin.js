@@ -2,7 +2,11 @@ import { ApiError, explain, identify } from '../api.js';
 import { h } from '../dom.js';
 import { button } from '../ui.js';
 
-/** Sign-in: the key is checked against the API, then kept in sessionStorage. */
+/**
+ * Sign-in: the key is checked against the API, then kept in sessionStorage.
+ * @param {HTMLElement} root
+ * @param {{ onSignedIn: (key: string, caps: import('../api.js').Caps) => void, message?: string }} options
+ */
 export function signInView(root, { onSignedIn, message }) {
   const error = h('div', { class: 'form-error', role: 'alert', id: 'signin-error' }, message ?? '');
   const input = h('input', {
@@ -22,7 +26,7 @@ export function signInView(root, { onSignedIn, message }) {
     'form',
     {
       class: 'stack',
-      onsubmit: async (event) => {
+      onsubmit: async (/** @type {SubmitEvent} */ event) => {
         event.preventDefault();
         const key = input.value.trim();
         if (!key) return;
