@@ -1,5 +1,6 @@
 import { INACTIVE_ENDPOINT_ERROR } from './delivery.repository';
 import { AttemptRunner, GONE_ERROR } from './attempt-runner';
+import { UNREADABLE_SECRET_ERROR, UnreadableSecretError } from './secret-cache';
 import type { SigningSecret } from './signature';
 import type { ClaimedDelivery } from './delivery.repository';
 import type { SendRequest, SendResult } from './webhook-sender';
@@ -131,6 +132,47 @@ describe('AttemptRunner', () => {
       id: failureEvent!.id,
       type: 'webhook.delivery_failed',
       data: { deliveryId: 'del_1', webhookId: 'wh_1', eventId: 'evt_1', eventType: 'order.created', attemptCount: 3, lastStatusCode: 500 },
+    });
+  });
+
+  describe('with a signing secret this process cannot decrypt', () => {
+    /** A runner whose key opens every sealed secret but those in `unreadable`. */
+    function runnerWithout(unreadable: string[]): AttemptRunner {
+      const metrics = { deliveryAttempts: counter(), deliveryAttemptDuration: counter(), deliveriesFinished: counter() };
+      return new AttemptRunner(
+        { retryScheduleMs: [0, 1_000, 4_000], retryJitter: 0, retryAfterMaxMs: 60_000 },
+        { send: async (request: SendRequest) => (sent.push(request), next) },
+        {
+          secretOf: (webhookId: string, sealed: string, which = 'current') => {
+            if (unreadable.includes(sealed)) throw new UnreadableSecretError(webhookId);
+            return secret(`${which}:${webhookId}:${sealed}`);
+          },
+        },
+        metrics as never,
+        'lease-1',
+      );
+    }
+
+    it('records a failed attempt that says why, sends nothing, and retries by the schedule', async () => {
+      const outcome = await runnerWithout(['sealed']).run(claimed({ cycleAttempt: 1 }));
+      expect(sent).toEqual([]);
+      expect(outcome).toMatchObject({ status: 'pending', retryDelayMs: 1_000, lastStatusCode: null, lastError: UNREADABLE_SECRET_ERROR });
+      expect(outcome.attempt).toMatchObject({ number: 1, statusCode: null, error: UNREADABLE_SECRET_ERROR });
+      expect(UNREADABLE_SECRET_ERROR).toMatch(/SECRET_ENCRYPTION_KEY/);
+    });
+
+    it('fails the delivery after the last attempt, with its webhook.delivery_failed event, sparing the endpoint', async () => {
+      const outcome = await runnerWithout(['sealed']).run(claimed({ attemptNumber: 3, cycleAttempt: 3 }));
+      expect(outcome).toMatchObject({ status: 'failed', sparesEndpoint: true });
+      expect(JSON.parse(outcome.failureEvent!.body)).toMatchObject({ data: { lastError: UNREADABLE_SECRET_ERROR, attemptCount: 3 } });
+    });
+
+    it('signs with the current secret alone when only the previous one does not decrypt', async () => {
+      const outcome = await runnerWithout(['old']).run(claimed({ previousSecretSealed: 'old' }));
+      expect(sent[0].secret).toEqual(secret('current:wh_1:sealed'));
+      expect(sent[0].previousSecret).toBeUndefined();
+      expect(outcome).toMatchObject({ status: 'succeeded' });
+      expect(outcome.sparesEndpoint).toBeUndefined();
     });
   });
 

@@ -3,8 +3,9 @@ import type { Metrics } from '../observability/metrics';
 import { INACTIVE_ENDPOINT_ERROR, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
 import { deliveryFailedEvent } from './operational-events';
 import { attemptTrigger, decideAfterAttempt, type RetryDecision } from './retry-policy';
-import type { SecretCache } from './secret-cache';
-import type { SendResult, WebhookSender } from './webhook-sender';
+import { UNREADABLE_SECRET_ERROR, UnreadableSecretError, type SecretCache } from './secret-cache';
+import type { SigningSecret } from './signature';
+import type { SendRequest, SendResult, WebhookSender } from './webhook-sender';
 
 /** The error of an attempt answered 410 Gone: the receiver says the endpoint is gone for good. */
 export const GONE_ERROR = 'HTTP 410 Gone: no more attempts, and the endpoint is disabled';
@@ -40,14 +41,13 @@ export class AttemptRunner {
         lastError: INACTIVE_ENDPOINT_ERROR,
       };
     }
+    const secrets = this.secretsOf(delivery);
+    if (!secrets) return this.unsigned(delivery);
     const result = await this.sender.send({
       url: delivery.url,
       eventId: delivery.eventId,
       body: delivery.body,
-      secret: this.secrets.secretOf(delivery.webhookId, delivery.secretSealed),
-      previousSecret: delivery.previousSecretSealed
-        ? this.secrets.secretOf(delivery.webhookId, delivery.previousSecretSealed, 'previous')
-        : undefined,
+      ...secrets,
       headers: delivery.headers,
     });
     this.metrics.deliveryAttempts.inc({ outcome: result.succeeded ? 'success' : 'failure' });
@@ -75,6 +75,56 @@ export class AttemptRunner {
     if (decision.status === 'failed') outcome.failureEvent = deliveryFailedEvent(delivery, result);
     return outcome;
   }
+
+  /**
+   * The secrets to sign with, or undefined when the current one does not decrypt with this
+   * process's key. A previous secret that does not decrypt is left out: the current one still
+   * signs, so rotating an unreadable secret mends the endpoint at once.
+   */
+  private secretsOf(delivery: ClaimedDelivery): Pick<SendRequest, 'secret' | 'previousSecret'> | undefined {
+    let secret: SigningSecret;
+    try {
+      secret = this.secrets.secretOf(delivery.webhookId, delivery.secretSealed);
+    } catch (error) {
+      if (error instanceof UnreadableSecretError) return undefined;
+      throw error;
+    }
+    if (!delivery.previousSecretSealed) return { secret };
+    try {
+      return { secret, previousSecret: this.secrets.secretOf(delivery.webhookId, delivery.previousSecretSealed, 'previous') };
+    } catch (error) {
+      if (error instanceof UnreadableSecretError) return { secret };
+      throw error;
+    }
+  }
+
+  /**
+   * A delivery that cannot be signed: a failed attempt with no request, decided by the schedule
+   * like any failure, that does not count against the endpoint's health (the fault is Hookline's
+   * key, not the receiver).
+   */
+  private unsigned(delivery: ClaimedDelivery): AttemptOutcome {
+    const result = unsignedAttempt();
+    this.metrics.deliveryAttempts.inc({ outcome: 'failure' });
+    const decision = decideAfterAttempt(false, delivery.cycleAttempt, delivery.retrySchedule ?? this.config.retryScheduleMs, {
+      jitter: this.config.retryJitter,
+    });
+    if (decision.status !== 'pending') this.metrics.deliveriesFinished.inc({ status: decision.status });
+    const outcome = outcomeOf(
+      { deliveryId: delivery.id, leaseToken: this.leaseToken, attemptNumber: delivery.attemptNumber, cycleAttempt: delivery.cycleAttempt },
+      result,
+      decision.status,
+      decision.status === 'pending' ? decision.delayMs : 0,
+    );
+    outcome.sparesEndpoint = true;
+    if (decision.status === 'failed') outcome.failureEvent = deliveryFailedEvent(delivery, result);
+    return outcome;
+  }
+}
+
+/** The result of an attempt that sent nothing because the endpoint's signing secret does not decrypt. */
+export function unsignedAttempt(): SendResult {
+  return { startedAt: new Date(), durationMs: 0, statusCode: null, error: UNREADABLE_SECRET_ERROR, responseBody: null, succeeded: false };
 }
 
 /** An attempt's result and the decision taken on it, as DeliveryRepository.recordOutcomes writes them. */

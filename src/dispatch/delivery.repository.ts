@@ -66,6 +66,8 @@ export interface AttemptOutcome {
   stampSuccess?: boolean;
   /** A person's test of the endpoint: its failure does not count against the endpoint's health. */
   probe?: boolean;
+  /** A failure that is not the endpoint's (its secret does not decrypt here): it does not count against its health either. */
+  sparesEndpoint?: boolean;
 }
 
 /** When an endpoint that keeps failing is disabled (ENDPOINT_DISABLE_AFTER_MS, ENDPOINT_DISABLE_MIN_FAILURES). */
@@ -444,7 +446,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
     // One attempt row per (delivery, number): ON CONFLICT DO UPDATE may not touch a row twice.
     const seen = new Set<string>();
     const health = outcomes.some(
-      (o) => (o.status === 'failed' && o.attempt !== null && o.probe !== true) || (o.status === 'succeeded' && o.stampSuccess === true),
+      (o) =>
+        (o.status === 'failed' && o.attempt !== null && o.probe !== true) ||
+        (o.status === 'succeeded' && o.stampSuccess === true) ||
+        o.failureEvent !== undefined,
     );
     const rows = outcomes.map((o) => {
       const attemptKey = o.attempt ? `${o.deliveryId} ${o.attempt.number}` : undefined;
@@ -470,7 +475,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
       if (!health) return row;
       return {
         ...row,
-        counts: o.status === 'failed' && o.attempt !== null && o.probe !== true,
+        counts: o.status === 'failed' && o.attempt !== null && o.probe !== true && o.sparesEndpoint !== true,
         stamp: o.status === 'succeeded' && o.stampSuccess === true,
         notice_id: o.failureEvent?.id ?? null,
         notice_body: o.failureEvent?.body ?? null,

@@ -1,4 +1,4 @@
-import { SecretCache } from './secret-cache';
+import { SecretCache, UnreadableSecretError } from './secret-cache';
 
 describe('SecretCache', () => {
   const decrypt = jest.fn((sealed: string, webhookId: string) => `whsec_${Buffer.from(`${sealed}-${webhookId}`).toString('base64')}`);
@@ -28,6 +28,16 @@ describe('SecretCache', () => {
     cache.secretOf('wh_1', 'old', 'previous');
     expect(decrypt).toHaveBeenCalledTimes(2);
     expect(decrypt).toHaveBeenLastCalledWith('old', 'wh_1');
+  });
+
+  it('answers a secret its key cannot decrypt with UnreadableSecretError, and tries again next time', () => {
+    const failing = jest.fn(() => {
+      throw new Error('Unsupported state or unable to authenticate data');
+    });
+    const cache = new SecretCache({ decrypt: failing });
+    expect(() => cache.secretOf('wh_1', 'sealed-1')).toThrow(UnreadableSecretError);
+    expect(() => cache.secretOf('wh_1', 'sealed-1')).toThrow(/SECRET_ENCRYPTION_KEY/);
+    expect(failing).toHaveBeenCalledTimes(2);
   });
 
   it('stays within its capacity', () => {

@@ -4,9 +4,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { DeliveryRepository } from '../dispatch/delivery.repository';
-import { outcomeOf } from '../dispatch/attempt-runner';
+import { outcomeOf, unsignedAttempt } from '../dispatch/attempt-runner';
 import { WebhookSender } from '../dispatch/webhook-sender';
-import { signingSecret } from '../dispatch/signature';
+import { signingSecret, type SigningSecret } from '../dispatch/signature';
 import { SecretCipher } from '../webhooks/secret-cipher';
 import { WebhookRepository } from '../webhooks/webhook.repository';
 import { WebhooksService } from '../webhooks/webhooks.service';
@@ -53,14 +53,18 @@ export class WebhookTester {
       );
     });
     const sealed = (await this.webhookRows.sealedSecrets(webhookId))!;
-    const result = await this.sender.send({
-      url: webhook.url,
-      eventId: envelope.id,
-      body,
-      secret: signingSecret(this.cipher.decrypt(sealed.current, webhookId)),
-      previousSecret: sealed.previous ? signingSecret(this.cipher.decrypt(sealed.previous, webhookId)) : undefined,
-      headers: webhook.headers,
-    });
+    const secret = this.open(sealed.current, webhookId);
+    // As for a delivery: a secret that does not decrypt here fails the test without a request.
+    const result = secret
+      ? await this.sender.send({
+          url: webhook.url,
+          eventId: envelope.id,
+          body,
+          secret,
+          previousSecret: sealed.previous ? this.open(sealed.previous, webhookId) : undefined,
+          headers: webhook.headers,
+        })
+      : unsignedAttempt();
     // As with a 410, a person probing an endpoint should see the answer, not count against it: a
     // test that fails neither counts toward disabling it nor tells anyone; one that succeeds is a success.
     await this.deliveries.recordOutcomes([
@@ -78,5 +82,14 @@ export class WebhookTester {
       eventId: envelope.id,
       deliveryId,
     };
+  }
+
+  /** The signing secret, or undefined when it does not decrypt with this process's key. */
+  private open(sealed: string, webhookId: string): SigningSecret | undefined {
+    try {
+      return signingSecret(this.cipher.decrypt(sealed, webhookId));
+    } catch {
+      return undefined;
+    }
   }
 }
