@@ -283,3 +283,44 @@ describe('the same rebinding with ALLOW_PRIVATE_NETWORKS=true (control)', () => 
     }
   });
 });
+
+/**
+ * In production a refused name's message tells nothing of the DNS behind it: no address, and the
+ * same words whether the name resolves (to a private address, or to a mix) or does not resolve.
+ */
+describe('refusal messages with NODE_ENV=production', () => {
+  let t: TestApp;
+  const refused = 'url host is refused: endpoints must resolve to public addresses only, other than this service’s own';
+
+  beforeAll(async () => {
+    t = await startApp({
+      env: { NODE_ENV: 'production' },
+      overrides: [{ provide: URL_RESOLVER, useValue: fakeResolver(NAME_ANSWERS) }],
+    });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it.each(['internal.example.com', 'metadata.example.com', 'mixed.example.com', 'mapped.example.com', 'nowhere.example.com'])(
+    'answers %s with one message that names no address and does not say whether it resolves',
+    async (name) => {
+      const before = await rowCounts(t.db);
+      const body = await expectError(
+        await t.api('/webhooks', { method: 'POST', json: { name: 'ssrf', url: `https://${name}/hook`, events: ['order.created'] } }),
+        400,
+      );
+      expect(body.message).toEqual([refused]);
+      expect(await rowCounts(t.db)).toEqual(before);
+    },
+  );
+
+  it('still describes an address written in the URL itself', async () => {
+    await expectError(
+      await t.api('/webhooks', { method: 'POST', json: { name: 'ssrf', url: 'https://10.0.0.7/hook', events: ['order.created'] } }),
+      400,
+      'url host is a private address (10.0.0.7)',
+    );
+  });
+});

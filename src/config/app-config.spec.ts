@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       retentionDays: 30,
       endpointDisableAfterMs: 5 * 86_400_000,
       endpointDisableMinFailures: 10,
+      publicUrl: 'http://localhost:3000',
     });
     expect(config.dataDir).toMatch(/\.data$/);
   });
@@ -86,6 +87,9 @@ describe('loadConfig', () => {
     ['MAX_WEBHOOKS_PER_STORE', 'lots'],
     ['RETENTION_DAYS', '-1'],
     ['RETENTION_DAYS', '7.5'],
+    ['PUBLIC_URL', 'hooks.example.com'],
+    ['PUBLIC_URL', 'ftp://hooks.example.com'],
+    ['PUBLIC_URL', 'https://hooks.example.com/?x=1'],
   ])('rejects %s=%j with a message naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);
@@ -130,5 +134,11 @@ describe('loadConfig', () => {
       'ENDPOINT_DISABLE_AFTER_MS must be a duration (a number with ms, s, m, h or d, or bare ms) from 1s to 365d',
       'ENDPOINT_DISABLE_MIN_FAILURES must be an integer from 1 to 1000000',
     ]);
+  });
+
+  it('takes PUBLIC_URL as given, without a trailing slash, and derives its default from PORT', () => {
+    expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ PUBLIC_URL: 'https://Hooks.Example.com/' }).publicUrl).toBe('https://hooks.example.com');
+    expect(loadConfig({ PUBLIC_URL: 'https://platform.example/hookline/' }).publicUrl).toBe('https://platform.example/hookline');
   });
 });

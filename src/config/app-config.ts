@@ -44,6 +44,8 @@ export class AppConfig {
   readonly allowHttpUrls: boolean;
   readonly allowPrivateNetworks: boolean;
   readonly docsUrl: string;
+  /** Where clients reach the API, without a trailing slash (PUBLIC_URL); a webhook may not point at its origin. */
+  readonly publicUrl: string;
   readonly role: Role;
   readonly logLevel: LogLevel;
   readonly dbPoolSize: number;
@@ -105,6 +107,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   } else if (production) {
     problems.push('SECRET_ENCRYPTION_KEY is required when NODE_ENV=production');
   }
+  const publicUrl = new URL(vars.PUBLIC_URL ?? `http://localhost:${vars.PORT}`);
+  if (publicUrl.username || publicUrl.password || publicUrl.search || publicUrl.hash) {
+    problems.push('PUBLIC_URL must be an origin with an optional path: no user, password, query or fragment');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   return new AppConfig({
@@ -125,6 +131,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowHttpUrls: vars.ALLOW_HTTP_URLS ?? !production,
     allowPrivateNetworks: vars.ALLOW_PRIVATE_NETWORKS ?? !production,
     docsUrl: vars.DOCS_URL,
+    publicUrl: publicUrl.href.replace(/\/$/, ''),
     role: vars.ROLE,
     logLevel: vars.LOG_LEVEL,
     dbPoolSize: vars.DB_POOL_SIZE,

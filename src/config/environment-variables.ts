@@ -154,6 +154,14 @@ export class EnvironmentVariables {
   @IsUrl({ require_tld: false, require_protocol: true }, { message: 'DOCS_URL must be an absolute URL' })
   DOCS_URL = 'http://localhost:3000/docs';
 
+  /** Where clients reach the API (an origin, optionally with a path); unset: `http://localhost:$PORT`. */
+  @IsOptional()
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
+    { message: 'PUBLIC_URL must be an absolute http:// or https:// URL, e.g. https://hooks.example.com' },
+  )
+  PUBLIC_URL?: string;
+
   @IsIn(ROLES, { message: `ROLE must be one of: ${ROLES.join(', ')}` })
   ROLE: (typeof ROLES)[number] = 'all';
 

@@ -62,6 +62,38 @@ describe('WebhookSender', () => {
     expect(headers['x-webhook-signature']).toBe(`sha256=${expected}`);
   });
 
+  it('never sends to the address and port its own server listens on, nor to the host of PUBLIC_URL', async () => {
+    const port = (server.address() as AddressInfo).port;
+    // As if this receiver were Hookline's own server: PORT is its port, HOST every address.
+    const config = loadConfig({ PORT: String(port), PUBLIC_URL: 'http://hooks.example.com' }).with({
+      allowHttpUrls: true,
+      allowPrivateNetworks: true,
+    });
+    const own = new WebhookSender(config, new UrlPolicy(config));
+    try {
+      const looped = await own.send({
+        url: `http://localhost:${port}/api/v1/external/deliveries/del_1/retry`,
+        eventId: 'evt_1',
+        body: BODY,
+        secret: SECRET,
+      });
+      expect(looped).toMatchObject({ succeeded: false, statusCode: null });
+      expect(looped.error).toMatch(/^blocked: refusing to deliver to localhost: it is Hookline itself \(it reached (127\.0\.0\.1|::1):\d+/);
+      const proxied = await own.send({
+        url: 'http://hooks.example.com/api/v1/external/events',
+        eventId: 'evt_1',
+        body: BODY,
+        secret: SECRET,
+      });
+      expect(proxied.error).toBe(
+        'blocked: refusing to connect to hooks.example.com:80: http://hooks.example.com is its own API (PUBLIC_URL)',
+      );
+      expect(seen).toEqual([]);
+    } finally {
+      await own.onApplicationShutdown();
+    }
+  });
+
   it('fails an attempt answered with a non-2xx status and keeps at most 4 KiB of the answer', async () => {
     respond = (res) => res.writeHead(503).end('x'.repeat(RESPONSE_EXCERPT_BYTES * 2));
     const result = await sender.send({ url: `${base}/hook`, eventId: 'evt_1', body: BODY, secret: SECRET });

@@ -1,5 +1,5 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { AppConfig } from '../config/app-config';
 import { UrlPolicy } from '../webhooks/url-policy';
 import { AttemptDeadlines, type DeadlineSignal } from './attempt-deadlines';
@@ -59,7 +59,7 @@ export class WebhookSender implements OnApplicationShutdown {
       keepAliveMaxTimeout: 120_000,
       headersTimeout: config.deliveryTimeoutMs,
       bodyTimeout: config.deliveryTimeoutMs,
-      connect: { timeout: config.deliveryTimeoutMs, lookup: urlPolicy.lookup },
+      connect: refusingSelf(buildConnector({ timeout: config.deliveryTimeoutMs, lookup: urlPolicy.lookup }), urlPolicy),
     });
   }
 
@@ -288,6 +288,30 @@ class TargetCache {
   }
 }
 
+/**
+ * Wraps a connector so that no connection reaches this service's own API: PUBLIC_URL's host and
+ * port are refused before connecting, and a socket whose far end is the address and port the
+ * server listens on (whatever name led there) is closed before a byte is sent. Once per
+ * connection, not per request.
+ */
+function refusingSelf(connector: buildConnector.connector, urlPolicy: UrlPolicy): buildConnector.connector {
+  return (options, callback) => {
+    try {
+      urlPolicy.assertNotPublicOrigin({ protocol: options.protocol, hostname: options.hostname, port: options.port ?? '' });
+    } catch (error) {
+      callback(error as Error, null);
+      return;
+    }
+    connector(options, (error, socket) => {
+      if (error !== null) return callback(error, null);
+      const refused = urlPolicy.selfConnectionError(options.hostname, socket.remoteAddress, socket.remotePort);
+      if (refused === undefined) return callback(null, socket);
+      socket.destroy();
+      callback(refused, null);
+    });
+  };
+}
+
 function describeBodyFailure(error: unknown, signal: DeadlineSignal, timeoutMs: number): string {
   const code = (error as { code?: string } | undefined)?.code;
   if (signal.aborted || code === 'UND_ERR_BODY_TIMEOUT') return `timeout: the response body did not end within ${timeoutMs} ms`;
@@ -302,6 +326,7 @@ function describeError(error: unknown, signal: DeadlineSignal, timeoutMs: number
   const message = err.cause?.message ?? err.message ?? String(error);
   switch (code) {
     case 'EHOSTBLOCKED':
+    case 'ESELF':
       return `blocked: ${message}`;
     case 'ECONNREFUSED':
       return 'connection refused';

@@ -1,6 +1,8 @@
 import { createServer, Server } from 'node:http';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { LookupOptions } from 'node:dns';
+import type { HttpAdapterHost } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { Agent, request } from 'undici';
 import { AppConfig, loadConfig } from '../config/app-config';
@@ -473,5 +475,113 @@ describe('UrlPolicy', () => {
       const policy = policyWith(fakeResolver({ 'receiver.test': ['127.0.0.1'] }), { allowHttp: true });
       await expect(get(policy)).rejects.toMatchObject({ code: 'EHOSTBLOCKED' });
     });
+  });
+});
+
+describe('UrlPolicy and the service itself', () => {
+  const listening = { address: '127.0.0.1', port: 41999 };
+  const adapterHost = { httpAdapter: { getHttpServer: () => ({ address: () => listening }) } } as unknown as HttpAdapterHost;
+  const dns = fakeResolver({ 'loop.example.com': ['127.0.0.1'], 'hooks.example.com': ['93.184.215.14'] });
+
+  /** `host` null: no HTTP server. */
+  function selfPolicy(env: Record<string, string> = {}, host: HttpAdapterHost | null = adapterHost): UrlPolicy {
+    return new UrlPolicy(loadConfig({ PUBLIC_URL: 'https://hooks.example.com', ...env }), dns, host ?? undefined);
+  }
+
+  it("refuses PUBLIC_URL's host and port, whatever it resolves to", async () => {
+    await expect(selfPolicy().assertRegistrable('https://hooks.example.com/api/v1/external/deliveries/del_1/retry')).rejects.toThrow(
+      new UrlPolicyError('url must not point at Hookline itself: https://hooks.example.com is its own API (PUBLIC_URL)', 'ESELF'),
+    );
+    await expect(selfPolicy().assertRegistrable('https://hooks.example.com:8443/hook')).resolves.toBeInstanceOf(URL);
+  });
+
+  it('refuses the port the server listens on at any local address, by literal or by name', async () => {
+    const policy = selfPolicy();
+    await expect(policy.assertRegistrable('http://127.0.0.1:41999/api')).rejects.toThrow(
+      new UrlPolicyError('url must not point at Hookline itself: it listens on 127.0.0.1:41999', 'ESELF'),
+    );
+    await expect(policy.assertRegistrable('http://[::1]:41999/api')).rejects.toMatchObject({ code: 'ESELF' });
+    await expect(policy.assertRegistrable('http://loop.example.com:41999/api')).rejects.toThrow(
+      'url must not point at Hookline itself: loop.example.com resolves to 127.0.0.1, where it listens on port 41999',
+    );
+  });
+
+  it('accepts local addresses on other ports, and a name that does not resolve yet', async () => {
+    const policy = selfPolicy();
+    await expect(policy.assertRegistrable('http://127.0.0.1:41998/api')).resolves.toBeInstanceOf(URL);
+    await expect(policy.assertRegistrable('http://loop.example.com:41998/api')).resolves.toBeInstanceOf(URL);
+    await expect(policy.assertRegistrable('http://later.example.com:41999/api')).resolves.toBeInstanceOf(URL);
+  });
+
+  it('takes HOST and PORT when the server does not listen (yet)', async () => {
+    const policy = selfPolicy({ PORT: '4100' }, null);
+    await expect(policy.assertRegistrable('http://127.0.0.1:4100/')).rejects.toMatchObject({ code: 'ESELF' });
+    await expect(policy.assertRegistrable('http://127.0.0.1:41999/')).resolves.toBeInstanceOf(URL);
+  });
+
+  it('refuses a connection to the public origin, and names a connection that reached the server', () => {
+    const policy = selfPolicy();
+    expect(() => policy.assertNotPublicOrigin({ protocol: 'https:', hostname: 'hooks.example.com', port: '' })).toThrow(
+      new UrlPolicyError('refusing to connect to hooks.example.com:443: https://hooks.example.com is its own API (PUBLIC_URL)', 'ESELF'),
+    );
+    expect(() => policy.assertNotPublicOrigin({ protocol: 'https:', hostname: 'shop.example.com', port: '' })).not.toThrow();
+    expect(policy.selfConnectionError('loop.example.com', '127.0.0.1', 41999)).toEqual(
+      new UrlPolicyError(
+        'refusing to deliver to loop.example.com: it is Hookline itself (it reached 127.0.0.1:41999, where Hookline listens)',
+        'ESELF',
+      ),
+    );
+    expect(policy.selfConnectionError('loop.example.com', '127.0.0.1', 41998)).toBeUndefined();
+    expect(policy.selfConnectionError('loop.example.com', undefined, undefined)).toBeUndefined();
+  });
+});
+
+describe('UrlPolicy with NODE_ENV=production', () => {
+  const production = loadConfig({ NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') });
+  const dns = fakeResolver({ 'internal.example.com': ['10.0.0.7'], 'mixed.example.com': ['93.184.215.14', '127.0.0.1'] });
+  const refused = 'url host is refused: endpoints must resolve to public addresses only, other than this service’s own';
+
+  it('answers the same for a name that resolves to a refused address and for one that does not resolve', async () => {
+    const policy = new UrlPolicy(production, dns);
+    for (const url of ['https://internal.example.com/', 'https://mixed.example.com/', 'https://nowhere.example.com/']) {
+      await expect(policy.assertRegistrable(url)).rejects.toThrow(new UrlPolicyError(refused));
+    }
+    const broken = new UrlPolicy(production, () => Promise.reject(Object.assign(new Error('timeout'), { code: 'EAI_AGAIN' })));
+    await expect(broken.assertRegistrable('https://slow.example.com/')).rejects.toThrow(refused);
+  });
+
+  it('still describes an IP literal, which the URL itself shows', async () => {
+    await expect(new UrlPolicy(production, dns).assertRegistrable('https://10.0.0.7/')).rejects.toThrow(
+      'url host is a private address (10.0.0.7)',
+    );
+  });
+
+  it('names no resolved address when a connection is refused', async () => {
+    const result = await callLookup(new UrlPolicy(production, dns), 'internal.example.com', { all: true });
+    expect(result.error?.message).toBe('refusing to connect to internal.example.com: it resolves to a non-public address');
+    const self = new UrlPolicy(production.with({ allowPrivateNetworks: true, port: 41999 }), dns);
+    expect(self.selfConnectionError('loop.example.com', '127.0.0.1', 41999)?.message).toBe(
+      'refusing to deliver to loop.example.com: it is Hookline itself',
+    );
+  });
+
+  it('answers a name that resolves to the server itself as any refused name', async () => {
+    const adapterHost = { httpAdapter: { getHttpServer: () => ({ address: () => ({ address: '0.0.0.0', port: 443 }) }) } };
+    const policy = new UrlPolicy(
+      production,
+      fakeResolver({ 'own.example.com': ['93.184.215.14'] }),
+      adapterHost as unknown as HttpAdapterHost,
+    );
+    const machine = jest.spyOn(os, 'networkInterfaces').mockReturnValue({
+      eth0: [{ address: '93.184.215.14', netmask: '255.255.255.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: false, cidr: null }],
+    });
+    try {
+      await expect(policy.assertRegistrable('https://own.example.com/')).rejects.toThrow(new UrlPolicyError(refused, 'ESELF'));
+      await expect(policy.assertRegistrable('https://93.184.215.14/')).rejects.toThrow(
+        'url must not point at Hookline itself: it listens on 93.184.215.14',
+      );
+    } finally {
+      machine.mockRestore();
+    }
   });
 });

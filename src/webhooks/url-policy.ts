@@ -2,9 +2,11 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import ipaddr from 'ipaddr.js';
 import { findUnsafeCharacter } from '../common/safe-text';
 import { AppConfig } from '../config/app-config';
+import { type Listener, portOf, SelfAddress, type UrlTarget } from './self-address';
 
 /**
  * Which webhook URLs Hookline accepts and which addresses it will connect to. The
@@ -20,8 +22,9 @@ export const MAX_URL_LENGTH = 2048;
  * - `EURLINVALID`: the URL itself breaks a rule (scheme, length, credentials...).
  * - `EHOSTBLOCKED`: the host is, or resolves to, an address that is not public unicast.
  * - `ENOTFOUND`: the host has no address (the same code `dns.lookup` uses).
+ * - `ESELF`: the URL or connection leads to the service's own API (see {@link SelfAddress}).
  */
-export type UrlPolicyErrorCode = 'EURLINVALID' | 'EHOSTBLOCKED' | 'ENOTFOUND';
+export type UrlPolicyErrorCode = 'EURLINVALID' | 'EHOSTBLOCKED' | 'ENOTFOUND' | 'ESELF';
 
 /** A refused URL or address. The message is user-facing: it is the `message` of a 400. */
 export class UrlPolicyError extends Error {
@@ -39,6 +42,18 @@ export interface UrlPolicyOptions {
   allowHttp: boolean;
   /** Accept any address a host resolves to, loopback and private included (ALLOW_PRIVATE_NETWORKS). */
   allowPrivateNetworks: boolean;
+  /**
+   * Name the addresses a host resolved to in messages, and tell a name that does not resolve apart
+   * from a refused one. Off in production: a store could otherwise map the private network's DNS.
+   */
+  revealAddresses?: boolean;
+}
+
+/** A refused name's message when addresses are not revealed: the same whether it resolves or not. */
+export function undisclosedHostMessage(options: Pick<UrlPolicyOptions, 'allowPrivateNetworks'>): string {
+  return options.allowPrivateNetworks
+    ? 'url host is refused: endpoints must resolve to addresses other than this service’s own'
+    : 'url host is refused: endpoints must resolve to public addresses only, other than this service’s own';
 }
 
 export interface ResolvedAddress {
@@ -243,7 +258,7 @@ export function assertAddressAllowed(host: string, options: Pick<UrlPolicyOption
  */
 export async function resolveAndCheck(
   hostname: string,
-  options: Pick<UrlPolicyOptions, 'allowPrivateNetworks'>,
+  options: Pick<UrlPolicyOptions, 'allowPrivateNetworks' | 'revealAddresses'>,
   resolver: Resolver = systemResolver,
 ): Promise<ResolvedAddress[]> {
   const ip = parseIp(hostname);
@@ -255,18 +270,24 @@ export async function resolveAndCheck(
     return [literalAddress(hostname, ip)];
   }
 
+  const reveal = options.revealAddresses !== false;
   let addresses: ResolvedAddress[];
   try {
     addresses = await resolver(hostname);
   } catch (error) {
-    throw resolutionError(error);
+    const refused = resolutionError(error);
+    if (!reveal && refused instanceof UrlPolicyError) throw new UrlPolicyError(undisclosedHostMessage(options), 'ENOTFOUND');
+    throw refused;
   }
-  if (addresses.length === 0) throw new UrlPolicyError('url host does not resolve', 'ENOTFOUND');
+  if (addresses.length === 0) {
+    throw new UrlPolicyError(reveal ? 'url host does not resolve' : undisclosedHostMessage(options), 'ENOTFOUND');
+  }
   if (!options.allowPrivateNetworks) {
     for (const { address } of addresses) {
       const verdict = classifyAddress(address);
       if (!verdict.allowed) {
-        throw new UrlPolicyError(`url resolves to ${describeAddress(address, verdict)}`, 'EHOSTBLOCKED');
+        const message = reveal ? `url resolves to ${describeAddress(address, verdict)}` : undisclosedHostMessage(options);
+        throw new UrlPolicyError(message, 'EHOSTBLOCKED');
       }
     }
   }
@@ -297,19 +318,75 @@ function wantedFamily(family: LookupOptions['family']): 0 | 4 | 6 {
 export class UrlPolicy {
   private readonly options: UrlPolicyOptions;
   private readonly resolver: Resolver;
+  private readonly self: SelfAddress;
+  private readonly serviceName: string;
+  private readonly publicOrigin: string;
 
-  constructor(config: AppConfig, @Optional() @Inject(URL_RESOLVER) resolver?: Resolver) {
-    this.options = { allowHttp: config.allowHttpUrls, allowPrivateNetworks: config.allowPrivateNetworks };
+  constructor(config: AppConfig, @Optional() @Inject(URL_RESOLVER) resolver?: Resolver, @Optional() adapterHost?: HttpAdapterHost) {
+    this.options = {
+      allowHttp: config.allowHttpUrls,
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      revealAddresses: config.nodeEnv !== 'production',
+    };
     this.resolver = resolver ?? systemResolver;
+    this.serviceName = config.serviceName;
+    this.publicOrigin = new URL(config.publicUrl).origin;
+    this.self = new SelfAddress(config.publicUrl, () => listenersOf(config, adapterHost));
   }
 
-  /** Registration: the URL's form, then its host's addresses. Resolves to the parsed (normalised) URL. */
+  /**
+   * Registration: the URL's form, then its host's addresses, and that it does not lead to this
+   * service's own API. Resolves to the parsed (normalised) URL.
+   */
   async assertRegistrable(raw: string): Promise<URL> {
     const url = checkUrlSyntax(raw, this.options);
+    this.assertNotPublicOrigin(url, `url must not point at ${this.serviceName} itself`);
     // With private networks allowed there is no address to refuse, so a name that does not
     // resolve yet (DNS set up after the endpoint) is accepted; every connection still resolves it.
-    if (!this.options.allowPrivateNetworks) await resolveAndCheck(url.hostname, this.options, this.resolver);
+    let addresses: ResolvedAddress[] | undefined;
+    if (!this.options.allowPrivateNetworks) addresses = await resolveAndCheck(url.hostname, this.options, this.resolver);
+    const port = portOf(url);
+    // Resolved only when the port is the server's: any other port cannot reach it.
+    if (this.self.listensOnPort(port)) {
+      addresses ??= await this.addressesOf(url.hostname);
+      const own = addresses.find(({ address }) => this.self.isListeningAddress(address, port));
+      if (own) {
+        const literal = parseIp(url.hostname) !== undefined;
+        if (!literal && this.options.revealAddresses === false) throw new UrlPolicyError(undisclosedHostMessage(this.options), 'ESELF');
+        const where = literal
+          ? `it listens on ${url.host}`
+          : `${url.hostname} resolves to ${own.address}, where it listens on port ${port}`;
+        throw new UrlPolicyError(`url must not point at ${this.serviceName} itself: ${where}`, 'ESELF');
+      }
+    }
     return url;
+  }
+
+  /**
+   * Before a connection to `target` opens: refused (code ESELF) when it is PUBLIC_URL's host and
+   * port, which serves this service's own API whatever address it resolves to.
+   */
+  assertNotPublicOrigin(target: UrlTarget, refusal = `refusing to connect to ${target.hostname}:${portOf(target)}`): void {
+    if (this.self.isPublicOrigin(target)) {
+      throw new UrlPolicyError(`${refusal}: ${this.publicOrigin} is its own API (PUBLIC_URL)`, 'ESELF');
+    }
+  }
+
+  /**
+   * Once a connection to `hostname` is open: the error to fail it with (code ESELF) when its far
+   * end, `address`:`port`, is the address and port this service listens on; undefined otherwise.
+   */
+  selfConnectionError(hostname: string, address: string | undefined, port: number | undefined): UrlPolicyError | undefined {
+    if (address === undefined || port === undefined || !this.self.isListeningAddress(address, port)) return undefined;
+    const reached = this.options.revealAddresses === false ? '' : ` (it reached ${address}:${port}, where ${this.serviceName} listens)`;
+    return new UrlPolicyError(`refusing to deliver to ${hostname}: it is ${this.serviceName} itself${reached}`, 'ESELF');
+  }
+
+  /** A literal's address, or the name's; none when it does not resolve (nothing to compare then). */
+  private async addressesOf(hostname: string): Promise<ResolvedAddress[]> {
+    const ip = parseIp(hostname);
+    if (ip) return [literalAddress(hostname, ip)];
+    return this.resolver(hostname).catch(() => []);
   }
 
   /** See {@link assertAddressAllowed}; call it with the URL's hostname before each connection. */
@@ -345,10 +422,8 @@ export class UrlPolicy {
       for (const { address } of addresses) {
         const verdict = classifyAddress(address);
         if (!verdict.allowed) {
-          throw new UrlPolicyError(
-            `refusing to connect to ${hostname}: it resolves to ${describeAddress(address, verdict)}`,
-            'EHOSTBLOCKED',
-          );
+          const resolved = this.options.revealAddresses === false ? 'a non-public address' : describeAddress(address, verdict);
+          throw new UrlPolicyError(`refusing to connect to ${hostname}: it resolves to ${resolved}`, 'EHOSTBLOCKED');
         }
       }
     }
@@ -359,4 +434,18 @@ export class UrlPolicy {
     }
     return usable;
   }
+}
+
+/**
+ * Where the HTTP server listens: its socket's address once it listens (a test's port 0 becomes
+ * the port chosen), HOST and PORT before that or in a process without one.
+ */
+function listenersOf(config: AppConfig, adapterHost?: HttpAdapterHost): Listener[] {
+  const server = adapterHost?.httpAdapter?.getHttpServer?.() as { address?: () => unknown } | undefined;
+  const bound = server?.address?.();
+  if (bound && typeof bound === 'object' && 'port' in bound) {
+    const { address, port } = bound as { address: string; port: number };
+    return [{ address, port }];
+  }
+  return [{ address: config.host, port: config.port }];
 }
