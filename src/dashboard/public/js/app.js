@@ -6,7 +6,7 @@ import { h } from './dom.js';
 import { toast } from './ui.js';
 import { catalogueView } from './views/catalogue.js';
 import { deliveryView } from './views/delivery.js';
-import { endpointView } from './views/endpoint.js';
+import { endpointView } from './views/endpoint/index.js';
 import { endpointsView } from './views/endpoints.js';
 import { signInView } from './views/signin.js';
 

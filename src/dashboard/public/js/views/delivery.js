@@ -1,7 +1,7 @@
 import { api, ApiError, explain, session } from '../api.js';
 import { duration, fullTime, h, time } from '../dom.js';
 import { breadcrumbs, busy, button, jsonBlock, note, poll, statusBadge, title, toast } from '../ui.js';
-import { lastResult } from './endpoint.js';
+import { lastResult } from './endpoint/deliveries.js';
 
 const REFRESH_MS = 2000;
 
