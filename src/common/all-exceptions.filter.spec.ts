@@ -14,6 +14,7 @@ describe('AllExceptionsFilter', () => {
     [DomainErrorKind.Conflict, 409, 'Conflict'],
     [DomainErrorKind.Forbidden, 403, 'Forbidden'],
     [DomainErrorKind.Unprocessable, 422, 'Unprocessable Entity'],
+    [DomainErrorKind.Unavailable, 503, 'Service Unavailable'],
   ])('answers a domain error of kind %s with %i and its message', (kind, status, error) => {
     expect(filterAnswer(new ThingError('missing', kind, 'Thing th_1 not found'))).toEqual({
       status,

@@ -12,6 +12,7 @@ const DOMAIN_STATUS: Record<DomainErrorKind, number> = {
   [DomainErrorKind.NotFound]: HttpStatus.NOT_FOUND,
   [DomainErrorKind.Conflict]: HttpStatus.CONFLICT,
   [DomainErrorKind.Unprocessable]: HttpStatus.UNPROCESSABLE_ENTITY,
+  [DomainErrorKind.Unavailable]: HttpStatus.SERVICE_UNAVAILABLE,
 };
 
 interface BodyParserError extends Error {

@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable, isForeignKeyViolation, isUnstorableText } from './database-errors';
+import { isDatabaseUnavailable, isForeignKeyViolation, isStatementTimeout, isUnstorableText } from './database-errors';
 
 describe('database errors', () => {
   it('recognises a foreign-key violation, also wrapped by TypeORM', () => {
@@ -6,6 +6,12 @@ describe('database errors', () => {
     expect(isForeignKeyViolation({ name: 'QueryFailedError', driverError: { code: '23503' } })).toBe(true);
     expect(isForeignKeyViolation({ code: '23505' })).toBe(false);
     expect(isForeignKeyViolation(new Error('23503'))).toBe(false);
+  });
+
+  it('recognises a statement cancelled by its statement_timeout, also wrapped by TypeORM', () => {
+    expect(isStatementTimeout({ code: '57014' })).toBe(true);
+    expect(isStatementTimeout({ name: 'QueryFailedError', driverError: { code: '57014' } })).toBe(true);
+    expect(isStatementTimeout({ code: '57P01' })).toBe(false);
   });
 
   it('recognises text PostgreSQL cannot store (NUL, bad UTF-8)', () => {

@@ -30,6 +30,11 @@ export function isForeignKeyViolation(error: unknown): boolean {
   return sqlStateOf(error) === '23503';
 }
 
+/** Whether PostgreSQL cancelled a statement that ran past its statement_timeout (SQLSTATE 57014). */
+export function isStatementTimeout(error: unknown): boolean {
+  return sqlStateOf(error) === '57014';
+}
+
 /** The SQLSTATE of a driver error, also when TypeORM wraps it (`driverError`) or it is a `cause`. */
 function sqlStateOf(error: unknown): string | undefined {
   let current: unknown = error;

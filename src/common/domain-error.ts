@@ -13,6 +13,8 @@ export enum DomainErrorKind {
   Conflict = 'conflict',
   /** Well-formed, but contradicts an earlier request (422). */
   Unprocessable = 'unprocessable',
+  /** Could not be done now (it ran out of time); the same request may succeed later (503). */
+  Unavailable = 'unavailable',
 }
 
 /**

@@ -58,6 +58,29 @@ describe('loadConfig', () => {
     expect(config.runsWorker).toBe(true);
   });
 
+  it('reads the replay bounds and MAX_DELIVERY_AGE with its unit', () => {
+    expect(loadConfig({})).toMatchObject({ maxReplayDeliveries: 10_000, replayTimeoutMs: 30_000, maxDeliveryAgeMs: 7 * 86_400_000 });
+    expect(loadConfig({ MAX_REPLAY_DELIVERIES: '5', REPLAY_TIMEOUT_MS: '250', MAX_DELIVERY_AGE: '6s' })).toMatchObject({
+      maxReplayDeliveries: 5,
+      replayTimeoutMs: 250,
+      maxDeliveryAgeMs: 6_000,
+    });
+    expect(problemsOf({ MAX_REPLAY_DELIVERIES: '0', MAX_DELIVERY_AGE: 'a week' })).toEqual([
+      'MAX_REPLAY_DELIVERIES must be an integer from 1 to 1000000',
+      'MAX_DELIVERY_AGE must be a duration (a number with ms, s, m, h or d, or bare ms) from 1s to 365d',
+    ]);
+  });
+
+  it('refuses a MAX_DELIVERY_AGE shorter than the retry schedule, saying how long the schedule is', () => {
+    expect(loadConfig({ MAX_DELIVERY_AGE: '5s' }).maxDeliveryAgeMs).toBe(5_000);
+    expect(problemsOf({ MAX_DELIVERY_AGE: '4s' })).toEqual([
+      'MAX_DELIVERY_AGE (4s) must be at least the 5s that RETRY_SCHEDULE_MS adds up to',
+    ]);
+    expect(problemsOf({ MAX_DELIVERY_AGE: '1d', RETRY_SCHEDULE_MS: '0,12h,12h,1h' })).toEqual([
+      'MAX_DELIVERY_AGE (1d) must be at least the 25h that RETRY_SCHEDULE_MS adds up to',
+    ]);
+  });
+
   it('closes http:// and private networks by default in production, and requires an encryption key there', () => {
     expect(problemsOf({ NODE_ENV: 'production' })).toEqual(['SECRET_ENCRYPTION_KEY is required when NODE_ENV=production']);
     const config = loadConfig({ NODE_ENV: 'production', SECRET_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') });

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { EnvironmentVariables, LOG_LEVELS, ROLES } from './environment-variables';
-import { parseDuration, parseRetrySchedule } from './retry-schedule';
+import { formatDuration, parseDuration, parseRetrySchedule } from './retry-schedule';
 
 export type Role = (typeof ROLES)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -64,6 +64,12 @@ export class AppConfig {
   readonly endpointDisableAfterMs: number;
   /** Deliveries that must have ended `failed` meanwhile. */
   readonly endpointDisableMinFailures: number;
+  /** Deliveries one replay or retry-failed request queues at most (MAX_REPLAY_DELIVERIES). */
+  readonly maxReplayDeliveries: number;
+  /** The statement timeout of a replay or retry-failed request (REPLAY_TIMEOUT_MS). */
+  readonly replayTimeoutMs: number;
+  /** A delivery still pending this long after its event, or its latest manual retry, expires (MAX_DELIVERY_AGE). */
+  readonly maxDeliveryAgeMs: number;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
@@ -98,6 +104,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   const production = vars.NODE_ENV === 'production';
   const problems: string[] = [];
+  const maxDeliveryAgeMs = parseDuration(vars.MAX_DELIVERY_AGE)!;
+  problems.push(...deliveryAgeProblems(vars.MAX_DELIVERY_AGE, maxDeliveryAgeMs, vars.RETRY_SCHEDULE_MS));
   let secretEncryptionKey: Buffer | undefined;
   if (vars.SECRET_ENCRYPTION_KEY) {
     secretEncryptionKey = Buffer.from(vars.SECRET_ENCRYPTION_KEY, 'base64');
@@ -144,5 +152,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     retentionDays: vars.RETENTION_DAYS,
     endpointDisableAfterMs: parseDuration(vars.ENDPOINT_DISABLE_AFTER_MS)!,
     endpointDisableMinFailures: vars.ENDPOINT_DISABLE_MIN_FAILURES,
+    maxReplayDeliveries: vars.MAX_REPLAY_DELIVERIES,
+    replayTimeoutMs: vars.REPLAY_TIMEOUT_MS,
+    maxDeliveryAgeMs,
   });
+}
+
+/**
+ * MAX_DELIVERY_AGE must leave room for a whole cycle of RETRY_SCHEDULE_MS: a delivery would
+ * otherwise expire before its schedule could end it.
+ */
+function deliveryAgeProblems(text: string, maxAgeMs: number, schedule: string): string[] {
+  const spanMs = parseRetrySchedule('RETRY_SCHEDULE_MS', schedule).delays.reduce((sum, delay) => sum + delay, 0);
+  if (maxAgeMs >= spanMs) return [];
+  return [`MAX_DELIVERY_AGE (${text}) must be at least the ${formatDuration(spanMs)} that RETRY_SCHEDULE_MS adds up to`];
 }

@@ -212,4 +212,16 @@ export class EnvironmentVariables {
   /** Deliveries that must have ended `failed` in that time before an endpoint is disabled. */
   @IntegerInRange(1, 1_000_000)
   ENDPOINT_DISABLE_MIN_FAILURES = 10;
+
+  /** Deliveries one replay or retry-failed request queues at most; the answer says where to continue. */
+  @IntegerInRange(1, 1_000_000)
+  MAX_REPLAY_DELIVERIES = 10_000;
+
+  /** How long one replay or retry-failed request's statements may run before it is cancelled, queuing nothing. */
+  @IntegerInRange(100, 600_000)
+  REPLAY_TIMEOUT_MS = 30_000;
+
+  /** A delivery still pending this long after its event ends `failed` (`7d`, `6s`, or ms); at least the retry schedule. */
+  @DurationInRange(1_000, 365 * 86_400_000, '1s to 365d')
+  MAX_DELIVERY_AGE = '7d';
 }

@@ -1,4 +1,4 @@
-import { parseDuration, parseRetrySchedule, retryScheduleProblems } from './retry-schedule';
+import { formatDuration, parseDuration, parseRetrySchedule, retryScheduleProblems } from './retry-schedule';
 
 describe('retry schedules', () => {
   it('reads durations with units, a bare number being milliseconds', () => {
@@ -6,6 +6,10 @@ describe('retry schedules', () => {
       0, 250, 250, 5_000, 1_500, 300_000, 7_200_000, 86_400_000,
     ]);
     expect(['', 's', '-5s', '5 minutes', '0x10', '1e3', '5sec'].map(parseDuration)).toEqual(Array(7).fill(undefined));
+  });
+
+  it('writes a duration in the largest unit that holds it whole', () => {
+    expect([7 * 86_400_000, 5_400_000, 6_000, 1_500, 0].map(formatDuration)).toEqual(['7d', '90m', '6s', '1500ms', '0ms']);
   });
 
   it('reads a long schedule written with units', () => {

@@ -14,6 +14,14 @@ export function parseDuration(text: string): number | undefined {
   return Number.isSafeInteger(Math.round(ms)) ? Math.round(ms) : undefined;
 }
 
+/** A duration in the largest unit that holds it whole: `7d`, `90m`, `6s`, `1500ms`. */
+export function formatDuration(ms: number): string {
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    if (ms > 0 && ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
 /**
  * What is wrong with a schedule of delays (ms before each attempt; attempt 1's is 0), as
  * sentences naming `name`: the same rules for the deployment's and for an endpoint's own.

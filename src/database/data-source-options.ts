@@ -6,6 +6,7 @@ import { EndpointFlowControl1795700000000 } from './migrations/1795700000000-End
 import { EndpointHealth1795710000000 } from './migrations/1795710000000-EndpointHealth';
 import { PartitionedLog1795800000000 } from './migrations/1795800000000-PartitionedLog';
 import { DeliveriesWithoutEventIndex1795900000000 } from './migrations/1795900000000-DeliveriesWithoutEventIndex';
+import { DeliveryRestartedAt1796200000000 } from './migrations/1796200000000-DeliveryRestartedAt';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [
@@ -16,6 +17,7 @@ export const MIGRATIONS = [
   EndpointHealth1795710000000,
   PartitionedLog1795800000000,
   DeliveriesWithoutEventIndex1795900000000,
+  DeliveryRestartedAt1796200000000,
 ];
 
 /**

@@ -29,9 +29,16 @@ export class DeliveriesController {
   @Post('webhooks/:id/deliveries/retry-failed')
   @HttpCode(202)
   @RequireScopes('webhooks:write')
-  @ApiOperation({ summary: "Start a new cycle of attempts for an endpoint's failed deliveries" })
+  @ApiOperation({
+    summary: "Start a new cycle of attempts for an endpoint's failed deliveries",
+    description:
+      'Restarts the failed deliveries of events published at or after `since` (all when left out), oldest event first, at most ' +
+      '`MAX_REPLAY_DELIVERIES` per request; when more are left the answer holds `next`, the `since` of the request that continues. ' +
+      '409 while the endpoint is inactive, or while another replay or retry-failed of it runs; 503 when the request runs past ' +
+      '`REPLAY_TIMEOUT_MS` (nothing is restarted).',
+  })
   @ApiAcceptedResponse({ type: RetryFailedResponse })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(400, 404, 409, 503)
   retryFailed(@StoreId() storeId: string, @Param('id') webhookId: string, @Body() dto: RetryFailedDto): Promise<RetryFailedResponse> {
     return this.deliveries.retryFailed(storeId, webhookId, dto.since);
   }
@@ -44,10 +51,13 @@ export class DeliveriesController {
     description:
       'Queues one delivery for every event of the store published in [since, until) of a type the endpoint subscribes to now, ' +
       'that has no delivery to this endpoint yet; a second identical call queues 0. Reaches back no further than retention ' +
-      '(`RETENTION_DAYS`). 400 for a window that starts in the future or is reversed; 409 while the endpoint is inactive (re-enable it first).',
+      '(`RETENTION_DAYS`). Queues at most `MAX_REPLAY_DELIVERIES`, oldest event first; when the window holds more the answer ' +
+      'holds `next`, the `since` of the request that continues. 400 for a window that starts in the future or is reversed; 409 ' +
+      'while the endpoint is inactive (re-enable it first) or while another replay or retry-failed of it runs; 503 when the ' +
+      'request runs past `REPLAY_TIMEOUT_MS` (nothing is queued).',
   })
   @ApiAcceptedResponse({ type: ReplayResponse })
-  @ApiErrors(400, 404, 409)
+  @ApiErrors(400, 404, 409, 503)
   replay(@StoreId() storeId: string, @Param('id') webhookId: string, @Body() dto: ReplayDto): Promise<ReplayResponse> {
     return this.deliveries.replay(storeId, webhookId, dto);
   }

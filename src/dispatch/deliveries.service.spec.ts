@@ -1,3 +1,4 @@
+import { DomainErrorKind } from '../common/domain-error';
 import { loadConfig } from '../config/app-config';
 import type { PgNotifier } from '../database/pg-notifier';
 import { WebhookError } from '../webhooks/webhook.errors';
@@ -9,8 +10,8 @@ import type { DeliveryLog } from './delivery-log.repository';
 describe('DeliveriesService.replay', () => {
   const config = loadConfig({ RETENTION_DAYS: '30' });
 
-  function service(endpoint: { isActive: boolean } | null) {
-    const replay = jest.fn().mockResolvedValue(4);
+  function service(endpoint: { isActive: boolean } | null, answer: Promise<unknown> = Promise.resolve({ queued: 4, next: null })) {
+    const replay = jest.fn().mockReturnValue(answer);
     const require = jest.fn(async (_storeId: string, id: string) => {
       if (!endpoint) throw WebhookError.notFound(id);
       return endpoint;
@@ -33,6 +34,28 @@ describe('DeliveriesService.replay', () => {
     expect(replay).toHaveBeenCalledWith('st_a', 'wh_1', window);
     expect(window.from.toISOString()).toBe(since);
     expect(Math.abs(window.until.getTime() - Date.now())).toBeLessThan(1_000);
+  });
+
+  it('says where to continue when the replay stopped at its cap', async () => {
+    const { deliveries } = service({ isActive: true }, Promise.resolve({ queued: 10_000, next: new Date('2026-11-25T10:00:00.007Z') }));
+    await expect(deliveries.replay('st_a', 'wh_1', { since: new Date(Date.now() - 3_600_000).toISOString() })).resolves.toEqual({
+      queued: 10_000,
+      next: '2026-11-25T10:00:00.007Z',
+    });
+  });
+
+  it('answers a conflict while another replay of the endpoint runs, and a timed-out one as unavailable', async () => {
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    await expect(service({ isActive: true }, Promise.resolve(null)).deliveries.replay('st_a', 'wh_1', { since })).rejects.toMatchObject({
+      code: DeliveryErrorCode.ReplayRunning,
+      kind: DomainErrorKind.Conflict,
+    });
+    const timeout = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    await expect(service({ isActive: true }, Promise.reject(timeout)).deliveries.replay('st_a', 'wh_1', { since })).rejects.toMatchObject({
+      code: DeliveryErrorCode.ReplayTimedOut,
+      kind: DomainErrorKind.Unavailable,
+      message: expect.stringMatching(/longer than 30000 ms .* queuing nothing/),
+    });
   });
 
   it('refuses an inactive endpoint with a conflict that says to re-enable it, queuing nothing', async () => {

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { isStatementTimeout } from '../common/database-errors';
 import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
 import { PgNotifier } from '../database/pg-notifier';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { DeliveryError } from './delivery.errors';
-import { DeliveryLog } from './delivery-log.repository';
+import { DeliveryLog, type QueuedBatch } from './delivery-log.repository';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import { AttemptResponse, DeliveryDetailResponse, DeliveryResponse, ReplayResponse, RetryFailedResponse } from './dto/delivery.response';
 import type { ListDeliveriesQuery } from './dto/list-deliveries.query';
@@ -55,21 +56,41 @@ export class DeliveriesService {
     return DeliveryResponse.of(restarted);
   }
 
+  /**
+   * A new cycle for the endpoint's failed deliveries, at most MAX_REPLAY_DELIVERIES of them, with
+   * the `since` that continues when more are left.
+   */
   async retryFailed(storeId: string, webhookId: string, since?: string): Promise<RetryFailedResponse> {
     await this.requireActive(storeId, webhookId);
-    const queued = await this.deliveries.restartFailed(storeId, webhookId, since ? new Date(since) : undefined);
-    if (queued > 0) await this.notifier.notify(DELIVERIES_CHANNEL);
-    return { queued };
+    const batch = await this.bounded(webhookId, () =>
+      this.deliveries.restartFailed(storeId, webhookId, since ? new Date(since) : undefined),
+    );
+    if (batch.queued > 0) await this.notifier.notify(DELIVERIES_CHANNEL);
+    return RetryFailedResponse.of(batch);
   }
 
   /**
    * Queues, for an active endpoint, a delivery of every event of the window of a type it
-   * subscribes to now that it has none of yet, such as those published while it was disabled.
+   * subscribes to now that it has none of yet, such as those published while it was disabled: at
+   * most MAX_REPLAY_DELIVERIES of them, with the `since` that continues when more are left.
    */
   async replay(storeId: string, webhookId: string, dto: ReplayDto): Promise<ReplayResponse> {
     const window = replayWindow(dto.since, dto.until, new Date(), this.config.retentionDays);
     await this.requireActive(storeId, webhookId, 'replaying');
-    return { queued: await this.deliveries.replay(storeId, webhookId, window) };
+    return ReplayResponse.of(await this.bounded(webhookId, () => this.deliveries.replay(storeId, webhookId, window)));
+  }
+
+  /** One replay or retry-failed of an endpoint at a time, within REPLAY_TIMEOUT_MS, in domain terms. */
+  private async bounded(webhookId: string, run: () => Promise<QueuedBatch | null>): Promise<QueuedBatch> {
+    let batch: QueuedBatch | null;
+    try {
+      batch = await run();
+    } catch (error) {
+      if (isStatementTimeout(error)) throw DeliveryError.replayTimedOut(this.config.replayTimeoutMs);
+      throw error;
+    }
+    if (!batch) throw DeliveryError.replayRunning(webhookId);
+    return batch;
   }
 
   private async requireActive(storeId: string, webhookId: string, action?: 'retrying' | 'replaying'): Promise<void> {

@@ -10,6 +10,8 @@ import { DeliveryLog } from './delivery-log.repository';
 const TODAY = timeDigits(Date.now());
 const id = (short: string): string => `${short.slice(0, 4)}${TODAY}${short.slice(4).padStart(16, '0')}`;
 
+const CONFIG = { retentionDays: 30, maxReplayDeliveries: 10_000, replayTimeoutMs: 30_000 } as AppConfig;
+
 describe('DeliveryLog', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
@@ -19,7 +21,7 @@ describe('DeliveryLog', () => {
     db = await createTestDatabase();
     dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
     await runMigrationsLocked(dataSource);
-    log = new DeliveryLog(dataSource, { retentionDays: 30 } as AppConfig);
+    log = new DeliveryLog(dataSource, CONFIG);
     await db.query(`INSERT INTO stores (id, name) VALUES ('st_other', 'other')`);
     for (const [store, event] of [
       ['st_default', id('evt_1')],
@@ -72,8 +74,8 @@ describe('DeliveryLog', () => {
   it('restarts a finished delivery but not a pending one, and the failed ones of an endpoint in its store only', async () => {
     expect(await log.restart('st_default', id('del_3'))).toBeNull();
     expect(await log.restart('st_default', id('del_2'))).toMatchObject({ id: id('del_2'), status: 'pending' });
-    expect(await log.restartFailed('st_default', 'wh_st_other')).toBe(0);
-    expect(await log.restartFailed('st_default', 'wh_st_default')).toBe(1);
+    expect(await log.restartFailed('st_default', 'wh_st_other')).toEqual({ queued: 0, next: null });
+    expect(await log.restartFailed('st_default', 'wh_st_default')).toEqual({ queued: 1, next: null });
     expect(await log.stateInStore('st_default', id('del_1'))).toEqual({ status: 'pending', webhookId: 'wh_st_default' });
     expect(await log.stateInStore('st_other', id('del_4'))).toEqual({ status: 'failed', webhookId: 'wh_st_other' });
   });
@@ -91,7 +93,7 @@ describe('DeliveryLog', () => {
     );
     expect(await log.stateInStore('st_default', old)).toBeNull();
     expect(await log.restart('st_default', old)).toBeNull();
-    expect(await log.restartFailed('st_default', 'wh_st_default')).toBe(0);
+    expect(await log.restartFailed('st_default', 'wh_st_default')).toEqual({ queued: 0, next: null });
     expect(await log.findInStore('st_default', old)).toMatchObject({ id: old, status: 'failed' });
   });
 
@@ -150,28 +152,81 @@ describe('DeliveryLog', () => {
         [newIdAtTimeOf('del', delivered), delivered, webhookId],
       );
 
-      expect(await log.replay('st_other', webhookId, window)).toBe(0);
-      expect(await log.replay('st_default', webhookId, window)).toBe(3);
+      expect(await log.replay('st_other', webhookId, window)).toEqual({ queued: 0, next: null });
+      expect(await log.replay('st_default', webhookId, window)).toEqual({ queued: 3, next: null });
       expect(await replayedEvents(webhookId)).toEqual(missed.sort());
-      expect(await log.replay('st_default', webhookId, window)).toBe(0);
+      expect(await log.replay('st_default', webhookId, window)).toEqual({ queued: 0, next: null });
     });
 
     it('queues nothing for an inactive endpoint or an empty window', async () => {
       await event('st_default', 'order.cancelled', now - HOUR);
       const inactive = await endpoint(['order.cancelled'], false);
-      expect(await log.replay('st_default', inactive, window)).toBe(0);
+      expect(await log.replay('st_default', inactive, window)).toEqual({ queued: 0, next: null });
       const active = await endpoint(['order.cancelled']);
-      expect(await log.replay('st_default', active, { from: new Date(now - 30 * 60_000), until: new Date(now) })).toBe(0);
+      expect(await log.replay('st_default', active, { from: new Date(now - 30 * 60_000), until: new Date(now) })).toEqual({
+        queued: 0,
+        next: null,
+      });
       expect(await replayedEvents(active)).toEqual([]);
     });
 
-    it('queues each event once when replays of one endpoint run at the same time', async () => {
+    it('runs one replay of an endpoint at a time: the others answer null at once, and each event is queued once', async () => {
       const events = [];
       for (let i = 0; i < 20; i++) events.push(await event('st_default', 'order.refunded', now - HOUR + i));
       const webhookId = await endpoint(['order.refunded']);
-      const queued = await Promise.all(Array.from({ length: 6 }, () => log.replay('st_default', webhookId, window)));
-      expect(queued.reduce((sum, n) => sum + n, 0)).toBe(20);
+      const held = dataSource.createQueryRunner();
+      await held.startTransaction();
+      try {
+        await held.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [0x48_4c_52_50, webhookId]);
+        expect(await log.replay('st_default', webhookId, window)).toBeNull();
+        expect(await log.restartFailed('st_default', webhookId)).toBeNull();
+      } finally {
+        await held.rollbackTransaction();
+        await held.release();
+      }
+      const answers = await Promise.all(Array.from({ length: 6 }, () => log.replay('st_default', webhookId, window)));
+      const queued = answers.reduce((sum, answer) => sum + (answer?.queued ?? 0), 0);
+      expect(queued + (await log.replay('st_default', webhookId, window))!.queued).toBe(20);
       expect(await replayedEvents(webhookId)).toEqual(events.sort());
+    });
+
+    it('queues at most MAX_REPLAY_DELIVERIES, in event order, and the `since` it answers continues exactly', async () => {
+      const capped = new DeliveryLog(dataSource, { ...CONFIG, maxReplayDeliveries: 3 } as AppConfig);
+      const events = [];
+      // Millisecond 2 holds three events: a cap of 3 after milliseconds 0 and 1 ends before it.
+      for (const offset of [0, 1, 2, 2, 2, 3, 4]) events.push(await event('st_default', 'order.paid', now - 2 * HOUR + offset));
+      const webhookId = await endpoint(['order.paid']);
+      const first = await capped.replay('st_default', webhookId, window);
+      expect(first).toEqual({ queued: 2, next: new Date(now - 2 * HOUR + 2) });
+      const second = await capped.replay('st_default', webhookId, { ...window, from: first!.next! });
+      expect(second).toEqual({ queued: 3, next: new Date(now - 2 * HOUR + 3) });
+      const third = await capped.replay('st_default', webhookId, { ...window, from: second!.next! });
+      expect(third).toEqual({ queued: 2, next: null });
+      expect(await replayedEvents(webhookId)).toEqual(events.sort());
+    });
+
+    it('restarts at most MAX_REPLAY_DELIVERIES failed deliveries, stamping when, and continues from `next`', async () => {
+      const capped = new DeliveryLog(dataSource, { ...CONFIG, maxReplayDeliveries: 2 } as AppConfig);
+      const webhookId = await endpoint(['order.shipped']);
+      const failed = [];
+      for (const offset of [0, 1, 2, 3, 4]) {
+        const eventId = await event('st_default', 'order.shipped', now - 3 * HOUR + offset);
+        const deliveryId = newIdAtTimeOf('del', eventId);
+        await db.query(
+          `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, $3, 'order.shipped', 'failed')`,
+          [deliveryId, eventId, webhookId],
+        );
+        failed.push(deliveryId);
+      }
+      const since = new Date(now - 3 * HOUR + 1);
+      const first = await capped.restartFailed('st_default', webhookId, since);
+      expect(first).toEqual({ queued: 2, next: new Date(now - 3 * HOUR + 3) });
+      expect(await capped.restartFailed('st_default', webhookId, first!.next!)).toEqual({ queued: 2, next: null });
+      const rows = await db.query<{ id: string; status: string; stamped: boolean }>(
+        `SELECT id, status, restarted_at > now() - interval '1 minute' AS stamped FROM deliveries WHERE webhook_id = $1 ORDER BY id`,
+        [webhookId],
+      );
+      expect(rows).toEqual(failed.map((id, i) => ({ id, status: i === 0 ? 'failed' : 'pending', stamped: i === 0 ? null : true })));
     });
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { idFloor } from '../common/ids';
 import { AppConfig } from '../config/app-config';
 import { rowsOf } from '../database/sql';
@@ -8,8 +8,9 @@ import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import type { DeliveryStatus } from './delivery.entity';
 import type { AttemptRow } from './delivery.repository';
 import { deliveriesOfEvent } from './event-deliveries';
-import { retentionFloor } from './partition-plan';
+import { boundBatch, type ReplayBatch } from './replay-batch';
 import type { ReplayWindow } from './replay-window';
+import { sqlRetentionFloor } from './sql-id-floor';
 
 export interface DeliveryRow {
   id: string;
@@ -27,6 +28,12 @@ export interface DeliveryRow {
   updatedAt: Date;
 }
 
+/** What a replay or retry-failed request queued, and the `since` that continues its window when it stopped at its cap. */
+export interface QueuedBatch {
+  queued: number;
+  next: Date | null;
+}
+
 export interface DeliveryFilter {
   limit: number;
   beforeId?: string;
@@ -39,33 +46,50 @@ const DELIVERY_COLUMNS = `d.id, d.store_id AS "storeId", d.event_id AS "eventId"
   (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
   d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
 
-/** The first key of the advisory lock a replay holds on its endpoint (the second is the endpoint's). */
+/** The first key of the advisory lock a replay or retry-failed holds on its endpoint (the second is the endpoint's). */
 const REPLAY_LOCK = 0x48_4c_52_50; // 'HLRP'
 
 /**
- * A pending delivery, due now, for each event of the window that the endpoint subscribes to and
- * has no delivery of yet, and a NOTIFY that wakes the workers when this commits. Ids bound the
- * window as the times do (`idFloor`), so the events' index serves it; the times keep it exact
- * and let a table partitioned by time skip the other partitions. An endpoint's own
- * `webhook.disabled` is never sent to it. Delivery ids take the event's time, as the fan-out's do.
- * To an ordered endpoint they go in event id order, before its later deliveries still waiting.
+ * The events of the window that the endpoint subscribes to and has no delivery of yet, in id
+ * order, at most `$7`. Ids bound the window as the times do (`idFloor`), so the store's index on
+ * events serves it in order and the scan stops at the limit; the times keep it exact and let a
+ * table partitioned by time skip the other partitions. An endpoint's own `webhook.disabled` is
+ * never sent to it. `$8` is RETENTION_DAYS: nothing older than retention on the database's clock.
+ */
+const REPLAY_CANDIDATES = `
+  SELECT e.id
+  FROM webhooks w JOIN events e ON e.store_id = w.store_id AND e.type = ANY (w.events)
+  WHERE w.id = $2 AND w.store_id = $1 AND w.is_active
+    AND e.id >= $3 AND e.id < $4 AND e.created_at >= $5 AND e.created_at < $6 AND e.id >= ${sqlRetentionFloor('evt', '$8')}
+    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.webhook_id = w.id)
+    AND NOT (e.type = 'webhook.disabled' AND e.body::jsonb #>> '{data,webhookId}' = w.id)
+  ORDER BY e.id
+  LIMIT $7`;
+
+/**
+ * A pending delivery, due now, for each of the events `$3` (between `$4` and `$5`, which lets the
+ * table skip the other days), and a NOTIFY that wakes the workers when this commits. Delivery ids
+ * take the event's time, as the fan-out's do. To an ordered endpoint they go in event id order,
+ * before its later deliveries still waiting.
  */
 const REPLAY = `
   WITH replayed AS (
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || substr(e.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), e.store_id, e.id, w.id, e.type, now(),
       w.ordered
-    FROM webhooks w JOIN events e ON e.store_id = w.store_id AND e.type = ANY (w.events)
-    WHERE w.id = $2 AND w.store_id = $1 AND w.is_active
-      AND e.id >= $3 AND e.id < $4 AND e.created_at >= $5 AND e.created_at < $6
+    FROM webhooks w JOIN events e ON e.store_id = w.store_id
+    WHERE w.id = $2 AND w.store_id = $1 AND w.is_active AND e.id = ANY ($3::text[]) AND e.id >= $4 AND e.id <= $5
       AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.webhook_id = w.id)
-      AND NOT (e.type = 'webhook.disabled' AND e.body::jsonb #>> '{data,webhookId}' = w.id)
     ORDER BY e.id
     RETURNING 1
   ), woken AS (
     SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM replayed LIMIT 1) AS any_delivery
   )
   SELECT (SELECT count(*) FROM replayed)::int AS queued, (SELECT count(*) FROM woken)::int AS woken`;
+
+/** A new cycle, due now; `restarted_at` starts the delivery's age afresh (DeliveryExpiry). */
+const RESTART_SET = `status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL, restarted_at = now(),
+  updated_at = now()`;
 
 /**
  * The delivery log as the API reads it, and the manual retries that start a new cycle. The
@@ -82,9 +106,9 @@ export class DeliveryLog {
     private readonly config: AppConfig,
   ) {}
 
-  /** The lowest delivery id still within retention. */
-  private floor(): string {
-    return retentionFloor('del_', Date.now(), this.config.retentionDays);
+  /** SQL for the lowest delivery id still within retention, RETENTION_DAYS being the parameter `param`. */
+  private static floor(param: string): string {
+    return sqlRetentionFloor('del', param);
   }
 
   async findInStore(storeId: string, id: string): Promise<(DeliveryRow & { body: string }) | null> {
@@ -99,8 +123,8 @@ export class DeliveryLog {
   /** Just what a retry decides on (no envelope body). */
   async stateInStore(storeId: string, id: string): Promise<{ status: DeliveryStatus; webhookId: string } | null> {
     const rows: Array<{ status: DeliveryStatus; webhookId: string }> = await this.dataSource.query(
-      `SELECT status, webhook_id AS "webhookId" FROM deliveries WHERE id = $1 AND store_id = $2 AND id >= $3`,
-      [id, storeId, this.floor()],
+      `SELECT status, webhook_id AS "webhookId" FROM deliveries WHERE id = $1 AND store_id = $2 AND id >= ${DeliveryLog.floor('$3')}`,
+      [id, storeId, this.config.retentionDays],
     );
     return rows[0] ?? null;
   }
@@ -141,44 +165,84 @@ export class DeliveryLog {
   async restart(storeId: string, id: string): Promise<DeliveryRow | null> {
     const rows = await rowsOf<DeliveryRow>(
       this.dataSource,
-      `UPDATE deliveries d SET status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL,
-         updated_at = now()
-       WHERE d.id = $1 AND d.store_id = $2 AND d.status <> 'pending' AND d.id >= $3
+      `UPDATE deliveries d SET ${RESTART_SET}
+       WHERE d.id = $1 AND d.store_id = $2 AND d.status <> 'pending' AND d.id >= ${DeliveryLog.floor('$3')}
        RETURNING ${DELIVERY_COLUMNS}`,
-      [id, storeId, this.floor()],
+      [id, storeId, this.config.retentionDays],
     );
     return rows[0] ?? null;
   }
 
-  /** Starts a new cycle for the endpoint's failed deliveries (created since `since`, if given). */
-  async restartFailed(storeId: string, webhookId: string, since?: Date): Promise<number> {
-    const rows = await rowsOf(
-      this.dataSource,
-      `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL,
-         updated_at = now()
-       WHERE store_id = $1 AND webhook_id = $2 AND status = 'failed' AND ($3::timestamptz IS NULL OR created_at >= $3) AND id >= $4
-       RETURNING id`,
-      [storeId, webhookId, since?.toISOString() ?? null, this.floor()],
-    );
-    return rows.length;
+  /**
+   * Starts a new cycle for the endpoint's failed deliveries of events published at or after
+   * `since` (all when not given), in event order, at most MAX_REPLAY_DELIVERIES of them (see
+   * {@link boundBatch} for `next`). Null while another replay or retry-failed of the endpoint runs.
+   */
+  restartFailed(storeId: string, webhookId: string, since?: Date): Promise<QueuedBatch | null> {
+    return this.exclusively(webhookId, async (manager) => {
+      const candidates = await rowsOf<{ id: string }>(
+        manager,
+        `SELECT id FROM deliveries
+         WHERE store_id = $1 AND webhook_id = $2 AND status = 'failed' AND id >= $3 AND id >= ${DeliveryLog.floor('$5')}
+         ORDER BY id LIMIT $4`,
+        [storeId, webhookId, idFloor('del', since?.getTime() ?? 0), this.config.maxReplayDeliveries + 1, this.config.retentionDays],
+      );
+      const batch = boundBatch(
+        candidates.map((row) => row.id),
+        this.config.maxReplayDeliveries,
+      );
+      if (batch.ids.length === 0) return { queued: 0, next: batch.next };
+      const restarted = await rowsOf(
+        manager,
+        `UPDATE deliveries SET ${RESTART_SET}
+         WHERE id = ANY ($1::text[]) AND store_id = $2 AND status = 'failed' AND id >= $3 AND id <= $4
+         RETURNING id`,
+        [batch.ids, storeId, batch.ids[0], batch.ids.at(-1)],
+      );
+      return { queued: restarted.length, next: batch.next };
+    });
   }
 
   /**
-   * Queues what the endpoint missed in `window` (see {@link REPLAY}); answers how many deliveries
-   * it created. Replays of one endpoint take turns, so two at once cannot both queue one event.
+   * Queues what the endpoint missed in `window` (see {@link REPLAY}), at most
+   * MAX_REPLAY_DELIVERIES deliveries (see {@link boundBatch} for `next`). Null while another
+   * replay or retry-failed of the endpoint runs.
    */
-  replay(storeId: string, webhookId: string, window: ReplayWindow): Promise<number> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [REPLAY_LOCK, webhookId]);
-      const rows: Array<{ queued: number }> = await manager.query(REPLAY, [
+  replay(storeId: string, webhookId: string, window: ReplayWindow): Promise<QueuedBatch | null> {
+    return this.exclusively(webhookId, async (manager) => {
+      const candidates = await rowsOf<{ id: string }>(manager, REPLAY_CANDIDATES, [
         storeId,
         webhookId,
         idFloor('evt', window.from.getTime()),
         idFloor('evt', window.until.getTime()),
         window.from.toISOString(),
         window.until.toISOString(),
+        this.config.maxReplayDeliveries + 1,
+        this.config.retentionDays,
       ]);
-      return rows[0].queued;
+      const batch: ReplayBatch = boundBatch(
+        candidates.map((row) => row.id),
+        this.config.maxReplayDeliveries,
+      );
+      if (batch.ids.length === 0) return { queued: 0, next: batch.next };
+      const rows = await rowsOf<{ queued: number }>(manager, REPLAY, [storeId, webhookId, batch.ids, batch.ids[0], batch.ids.at(-1)]);
+      return { queued: rows[0].queued, next: batch.next };
+    });
+  }
+
+  /**
+   * Runs `work` in a transaction that holds the endpoint's replay lock, each statement under
+   * REPLAY_TIMEOUT_MS (a timeout cancels it all, queuing nothing). Null, at once, when another
+   * request holds the lock: two replays of one endpoint never run together.
+   */
+  private exclusively<T>(webhookId: string, work: (manager: EntityManager) => Promise<T>): Promise<T | null> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT set_config('statement_timeout', $1, true)`, [String(this.config.replayTimeoutMs)]);
+      const [{ locked }] = await rowsOf<{ locked: boolean }>(manager, `SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS locked`, [
+        REPLAY_LOCK,
+        webhookId,
+      ]);
+      return locked ? work(manager) : null;
     });
   }
 }

@@ -55,6 +55,10 @@ export class Delivery {
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
+  /** When a person last started a new cycle (a retry): the delivery's age counts from then too (DeliveryExpiry). */
+  @Column({ name: 'restarted_at', type: 'timestamptz', nullable: true })
+  restartedAt: Date | null;
+
   @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
 }

@@ -5,6 +5,8 @@ export enum DeliveryErrorCode {
   StillPending = 'delivery_still_pending',
   WebhookInactive = 'webhook_inactive',
   InvalidReplayWindow = 'invalid_replay_window',
+  ReplayRunning = 'replay_running',
+  ReplayTimedOut = 'replay_timed_out',
 }
 
 /** What the delivery log's operations can refuse; the HTTP edge maps the kind to a status. */
@@ -30,6 +32,24 @@ export class DeliveryError extends DomainError<DeliveryErrorCode> {
       DeliveryErrorCode.WebhookInactive,
       DomainErrorKind.Conflict,
       `Webhook ${webhookId} is inactive; re-enable it (PUT isActive: true) before ${action}`,
+    );
+  }
+
+  /** Another replay or retry-failed of the endpoint is running: one at a time per endpoint. */
+  static replayRunning(webhookId: string): DeliveryError {
+    return new DeliveryError(
+      DeliveryErrorCode.ReplayRunning,
+      DomainErrorKind.Conflict,
+      `A replay or retry-failed of webhook ${webhookId} is already running; send this request again once it has answered`,
+    );
+  }
+
+  /** The request's statements ran past REPLAY_TIMEOUT_MS and were cancelled: nothing was queued. */
+  static replayTimedOut(timeoutMs: number): DeliveryError {
+    return new DeliveryError(
+      DeliveryErrorCode.ReplayTimedOut,
+      DomainErrorKind.Unavailable,
+      `The request took longer than ${timeoutMs} ms and was cancelled, queuing nothing; try again shortly`,
     );
   }
 

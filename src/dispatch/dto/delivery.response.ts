@@ -122,15 +122,40 @@ export class DeliveryDetailResponse extends DeliveryResponse {
   attempts: AttemptResponse[];
 }
 
+/** The `next` of a replay or retry-failed answer: present only when the request stopped at its cap. */
+const NEXT_PROPERTY = {
+  type: String,
+  required: false,
+  example: '2026-11-22T10:15:00.000Z',
+  description:
+    'Present when the request stopped at MAX_REPLAY_DELIVERIES with more left: send the same request again with this as `since` ' +
+    '(and the same `until`) to continue. Continuing neither skips nor repeats one; absent when this request took all of it',
+};
+
 export class RetryFailedResponse {
-  @ApiProperty({ example: 12, description: 'Failed deliveries that started a new cycle' })
+  @ApiProperty({ example: 12, description: 'Failed deliveries that started a new cycle (at most MAX_REPLAY_DELIVERIES)' })
   queued: number;
+
+  @ApiProperty(NEXT_PROPERTY)
+  next?: string;
+
+  static of(batch: { queued: number; next: Date | null }): RetryFailedResponse {
+    return batch.next ? { queued: batch.queued, next: batch.next.toISOString() } : { queued: batch.queued };
+  }
 }
 
 export class ReplayResponse {
   @ApiProperty({
     example: 3,
-    description: 'New deliveries, one per event of the window the endpoint had none of; 0 when it missed nothing',
+    description:
+      'New deliveries, one per event of the window the endpoint had none of (at most MAX_REPLAY_DELIVERIES); 0 when it missed nothing',
   })
   queued: number;
+
+  @ApiProperty(NEXT_PROPERTY)
+  next?: string;
+
+  static of(batch: { queued: number; next: Date | null }): ReplayResponse {
+    return batch.next ? { queued: batch.queued, next: batch.next.toISOString() } : { queued: batch.queued };
+  }
 }

@@ -5,7 +5,8 @@ export class ReplayDto {
   @ApiProperty({
     example: '2026-11-22T00:00:00.000Z',
     description:
-      'Replay events published at or after this time (ISO 8601, with its offset); before now. Reaches back no further than retention (RETENTION_DAYS)',
+      "Replay events published at or after this time (ISO 8601, with its offset), such as a previous answer's `next`; before now. " +
+      'Reaches back no further than retention (RETENTION_DAYS)',
   })
   @IsDefined({ message: 'since is required' })
   @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 date-time' })
