@@ -8,6 +8,7 @@ import { HTTP_LOGGER, requestId } from './observability/logging.module';
 import type { AppConfig } from './config/app-config';
 import { API_PREFIX, PREFIX_OPTIONS } from './common/api-prefix';
 import { answerClientErrorsInJson } from './common/client-errors';
+import { rejectDeliveryHeaders } from './common/delivery-headers';
 import { errorBody } from './common/error-response';
 import { JSON_MEDIA_TYPES, requireJsonContentType } from './common/json-content-type';
 import { rejectDeepJson } from './common/json-depth';
@@ -48,6 +49,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
   });
   app.use(app.get<RequestHandler>(HTTP_LOGGER));
   app.use(httpMetrics(app.get(Metrics)));
+  app.use(`/${API_PREFIX}`, rejectDeliveryHeaders);
   app.use(requireJsonContentType);
   // The batch route's parser first: the general one then finds its body read and passes it on.
   app.use(BATCH_PATH, json({ limit: BATCH_BODY_LIMIT, type: JSON_MEDIA_TYPES }));

@@ -3,7 +3,7 @@ import { ADMIN_KEY, startApp, TestApp } from './support/app';
 import { eventually } from './support/eventually';
 import { expectError, expectJson, fakeResolver, rowCounts } from './support/expectations';
 import { createWebhook, deliveriesOf, delivery, orderData, publish } from './support/fixtures';
-import { Receiver } from './support/receiver';
+import { ReceivedRequest, Receiver } from './support/receiver';
 
 /**
  * No delivery loops through Hookline itself. The loop of the report: two endpoints whose URLs are
@@ -16,6 +16,52 @@ import { Receiver } from './support/receiver';
  */
 
 const PUBLIC_URL = 'https://hooks.platform.example';
+
+/** The headers of a delivery, as Hookline sends them (SIGNATURE_HEADERS=seed,standard). */
+const DELIVERY_HEADER = /^(x-)?webhook-/;
+
+/**
+ * A relay elsewhere (another host, say) that passes each request it receives on to the URL set
+ * for its path, headers and body, and answers with what it got back: a way around the URL rules.
+ * `strip` drops the delivery's own headers on the way. A path with no route answers 200.
+ */
+async function startRelay(strip: boolean): Promise<{ receiver: Receiver; routes: Map<string, string> }> {
+  const receiver = await Receiver.start();
+  const routes = new Map<string, string>();
+  receiver.respondWith(async (request: ReceivedRequest, res) => {
+    const target = routes.get(request.path);
+    if (!target) return res.writeHead(200).end();
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (['host', 'content-length', 'connection'].includes(name) || (strip && DELIVERY_HEADER.test(name))) continue;
+      headers.set(name, String(value));
+    }
+    const answer = await fetch(target, { method: 'POST', headers, body: request.body });
+    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+  });
+  return { receiver, routes };
+}
+
+/** Two endpoints of one store at the relay's /a and /b, each with the store's key as a custom header, and a delivery to each. */
+async function loopPair(t: TestApp, relay: Receiver): Promise<{ a: string; b: string; deliveryA: string; deliveryB: string }> {
+  const extra = { headers: { 'X-API-Key': ADMIN_KEY } };
+  const a = await createWebhook(t, `${relay.url}/a`, ['order.updated'], extra);
+  const b = await createWebhook(t, `${relay.url}/b`, ['order.updated'], extra);
+  await publish(t, 'order.updated', orderData(7));
+  const [deliveryA] = await eventually(
+    () => deliveriesOf(t, a.id),
+    (rows) => rows[0]?.status === 'succeeded',
+  );
+  const [deliveryB] = await eventually(
+    () => deliveriesOf(t, b.id),
+    (rows) => rows[0]?.status === 'succeeded',
+  );
+  return { a: a.id, b: b.id, deliveryA: deliveryA.id, deliveryB: deliveryB.id };
+}
+
+function retryUrl(t: TestApp, deliveryId: string): string {
+  return `${t.baseUrl}/api/v1/external/deliveries/${deliveryId}/retry`;
+}
 
 describe('endpoint URLs that lead to Hookline itself', () => {
   let t: TestApp;
@@ -139,5 +185,62 @@ describe('endpoint URLs that lead to Hookline itself', () => {
     expect(detail.lastError).toBe(
       `blocked: refusing to deliver to later.example.com: it is Hookline itself (it reached 127.0.0.1:${port}, where Hookline listens)`,
     );
+  });
+});
+
+describe("requests that carry a delivery's headers", () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ env: { RETRY_SCHEDULE_MS: '0' } });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it.each([
+    ['webhook-id', 'webhook-signature'],
+    ['X-Webhook-ID', 'X-Webhook-Signature'],
+    ['webhook-id', 'X-Webhook-Signature'],
+  ])('are refused with 400 when they carry %s and %s, before the key is even checked, changing nothing', async (id, signature) => {
+    const before = await rowCounts(t.db);
+    const headers = { [id]: 'evt_01jz0000000000000000000000', [signature]: 'v1,c2lnbmF0dXJl' };
+    const named = `The request carries a webhook delivery's headers (${id.toLowerCase()}, ${signature.toLowerCase()}): Hookline's API does not accept its own deliveries, so an endpoint cannot call it`;
+    await expectError(await t.api('/events', { method: 'POST', json: { type: 'order.created', data: orderData(1) }, headers }), 400, named);
+    await expectError(await t.api('/deliveries/del_01jz0000000000000000000000/retry', { method: 'POST', headers }), 400, named);
+    await expectError(await t.api('/webhooks', { headers, key: null }), 400, named);
+    expect(await rowCounts(t.db)).toEqual(before);
+  });
+
+  it('lets a request with only one of them through', async () => {
+    await publish(t, 'order.created', orderData(2), { 'webhook-id': 'my-own-id' });
+    await publish(t, 'order.created', orderData(3), { 'X-Webhook-Signature': 'sha256=00' });
+  });
+
+  it("so a relay that forwards the report's loop to the API cannot close it", async () => {
+    const { receiver: relay, routes } = await startRelay(false);
+    try {
+      const { a, deliveryA, deliveryB } = await loopPair(t, relay);
+      routes.set('/a', retryUrl(t, deliveryB));
+      routes.set('/b', retryUrl(t, deliveryA));
+      await expectJson(await t.api(`/deliveries/${deliveryA}/retry`, { method: 'POST' }), 202);
+
+      const [ended] = await eventually(
+        () => deliveriesOf(t, a),
+        (rows) => rows[0]?.status === 'failed',
+        { what: 'the retry to fail' },
+      );
+      const detail = await delivery(t, ended.id);
+      expect(detail.attempts?.[1]).toMatchObject({
+        statusCode: 400,
+        responseBody: expect.stringContaining("a webhook delivery's headers"),
+      });
+      // The other delivery was never restarted: one attempt, its first.
+      expect(await delivery(t, deliveryB)).toMatchObject({ status: 'succeeded', attemptCount: 1 });
+      expect(relay.to('/b')).toHaveLength(1);
+    } finally {
+      await relay.close();
+    }
   });
 });

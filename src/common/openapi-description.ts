@@ -29,6 +29,8 @@ store: another store's ids answer 404.
 Every error is JSON, \`{"statusCode": 400, "error": "Bad Request", "message": "…"}\`; for invalid input
 \`message\` is a list with one sentence per problem, and nothing was changed. Request bodies are
 JSON of at most 1 MiB (413 above). Over the rate limit, 429 says in \`Retry-After\` how many seconds to wait.
+A request that carries a delivery's own headers (\`webhook-id\` or \`X-Webhook-ID\` together with a
+signature header) is refused with 400: no delivery, relayed or not, calls this API.
 
 ## Deliveries
 
