@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import pino from 'pino';
@@ -7,6 +8,7 @@ import { BootstrapKey } from './auth/bootstrap-key';
 import { configureApp } from './configure-app';
 import { HooklineExpressAdapter } from './common/express-adapter';
 import { limitHeapGrowth } from './common/heap-growth';
+import { StartupRefusal } from './common/startup-refusal';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { EmbeddedPostgres, EmbeddedPostgresError } from './database/embedded-postgres';
 import { ShutdownState } from './observability/shutdown-state';
@@ -52,12 +54,23 @@ async function bootstrap(): Promise<void> {
     app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), new HooklineExpressAdapter(), {
       bufferLogs: true,
       bodyParser: false,
+      // A failed start comes back here rather than to Nest's handler (which prints a stack and
+      // exits), and the lines buffered meanwhile are printed only where they help (below).
+      abortOnError: false,
+      autoFlushLogs: false,
     });
     configureApp(app, config);
+    app.flushLogs();
     await app.listen(config.port, config.host);
     generatedKey = await app.get(BootstrapKey).generateIfNone();
   } catch (error) {
-    log.fatal({ err: error }, 'could not start');
+    // A refusal's message says what to do, in one line; anything else gets what led to it.
+    if (error instanceof StartupRefusal) {
+      log.fatal(error.message);
+    } else {
+      Logger.flush();
+      log.fatal({ err: error }, 'could not start');
+    }
     await embedded?.stop();
     process.exit(1);
   }

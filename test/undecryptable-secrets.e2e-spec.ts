@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { verifyWebhook } from '../src/receiver/verify-webhook';
 import { SecretCipher } from '../src/webhooks/secret-cipher';
+import { KEY_CHECK_SETTING } from '../src/webhooks/secret-key-check';
 import { startApp, TestApp } from './support/app';
+import { ChildApp } from './support/child-app';
+import { createTestDatabase, TestDatabase } from './support/database';
 import { eventually } from './support/eventually';
 import { expectJson } from './support/expectations';
 import { createWebhook, delivery, deliveriesOf, orderData, publish } from './support/fixtures';
@@ -91,4 +95,72 @@ describe('a delivery whose signing secret cannot be decrypted', () => {
       (d) => d.status === 'succeeded',
     );
   });
+});
+
+/**
+ * A process whose SECRET_ENCRYPTION_KEY is not the one the database was written with stops at
+ * start, with one line naming the variable, instead of failing every delivery and sealing new
+ * secrets the right key cannot open. Hookline runs as a child process, as an operator starts it.
+ */
+describe('a process started with another SECRET_ENCRYPTION_KEY', () => {
+  let db: TestDatabase;
+  const otherKey = { SECRET_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+
+  afterAll(async () => {
+    await ChildApp.killAll();
+    await db?.drop();
+  });
+
+  function start(name: string, env: Record<string, string> = {}): Promise<ChildApp> {
+    return ChildApp.start({ name, databaseUrl: db.url, env, startDeadlineMs: 90_000 });
+  }
+
+  async function stop(app: ChildApp): Promise<void> {
+    await app.kill('SIGTERM');
+    expect(await app.waitForExit(30_000)).toEqual({ code: 0, signal: null });
+  }
+
+  /** Starts with the other key, expecting exit code 1; answers the output. */
+  async function refusedOutput(name: string): Promise<string> {
+    const failure = await start(name, otherKey).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(failure?.message).toMatch(/exited \(code 1/);
+    return readFileSync(/see (\S+)$/.exec(failure!.message)![1], 'utf8');
+  }
+
+  function expectOneLineRefusal(output: string): void {
+    const lines = output.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/SECRET_ENCRYPTION_KEY is not the key this database was written with/);
+    expect(output).not.toMatch(/^\s+at /m);
+  }
+
+  it('refuses to start in one line naming SECRET_ENCRYPTION_KEY, also on a database written before the check existed', async () => {
+    const first = await start('key-first');
+    const created = await first.api('/webhooks', {
+      method: 'POST',
+      json: { name: 'kept', url: 'http://127.0.0.1:9/hook', events: ['order.created'] },
+    });
+    expect(created.status).toBe(201);
+    await stop(first);
+    expect(await db.query('SELECT key FROM settings WHERE key = $1', [KEY_CHECK_SETTING])).toHaveLength(1);
+
+    expectOneLineRefusal(await refusedOutput('key-other'));
+
+    // A database from before the check value: the endpoint's secret tells the keys apart.
+    await db.query('DELETE FROM settings WHERE key = $1', [KEY_CHECK_SETTING]);
+    expectOneLineRefusal(await refusedOutput('key-other-no-check'));
+    expect(await db.query('SELECT key FROM settings WHERE key = $1', [KEY_CHECK_SETTING])).toEqual([]);
+
+    const again = await start('key-same');
+    expect((await again.api('/webhooks')).status).toBe(200);
+    await stop(again);
+    expect(await db.query('SELECT key FROM settings WHERE key = $1', [KEY_CHECK_SETTING])).toHaveLength(1);
+  }, 300_000);
 });

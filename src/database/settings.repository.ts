@@ -13,4 +13,10 @@ export class SettingsRepository {
     const rows: Array<{ value: string }> = await this.dataSource.query('SELECT value FROM settings WHERE key = $1', [key]);
     return rows[0].value;
   }
+
+  /** The stored value, or undefined when there is none. */
+  async get(key: string): Promise<string | undefined> {
+    const rows: Array<{ value: string }> = await this.dataSource.query('SELECT value FROM settings WHERE key = $1', [key]);
+    return rows[0]?.value;
+  }
 }

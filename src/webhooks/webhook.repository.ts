@@ -205,6 +205,15 @@ export class WebhookRepository {
     return row;
   }
 
+  /** The newest endpoints' sealed signing secrets (the start's check of SECRET_ENCRYPTION_KEY). */
+  async newestSealedSecrets(limit: number): Promise<Array<{ id: string; sealed: string }>> {
+    return rowsOf<{ id: string; sealed: string }>(
+      this.webhooks.manager,
+      `SELECT id, secret_encrypted AS sealed FROM webhooks ORDER BY updated_at DESC LIMIT $1`,
+      [limit],
+    );
+  }
+
   private async readPages(queries: PageQuery[]): Promise<WebhookResponse[][]> {
     const result = await this.pool.query<WebhookResponse & { n: string }>({
       name: 'hookline-webhooks-pages',

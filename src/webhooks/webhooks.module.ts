@@ -5,6 +5,7 @@ import { SettingsRepository } from '../database/settings.repository';
 import { SecretCipher } from './secret-cipher';
 import { SecretOverlapSweeper } from './secret-overlap-sweeper';
 import { loadSecretEncryptionKey } from './secret-encryption-key';
+import { verifySecretEncryptionKey } from './secret-key-check';
 import { systemResolver, URL_RESOLVER, UrlPolicy } from './url-policy';
 import { Webhook } from './webhook.entity';
 import { WebhookRepository } from './webhook.repository';
@@ -24,9 +25,12 @@ import { WebhooksService } from './webhooks.service';
     UrlPolicy,
     {
       provide: SecretCipher,
-      inject: [AppConfig, SettingsRepository],
-      useFactory: async (config: AppConfig, settings: SettingsRepository) =>
-        new SecretCipher(await loadSecretEncryptionKey(config, settings)),
+      inject: [AppConfig, SettingsRepository, WebhookRepository],
+      useFactory: async (config: AppConfig, settings: SettingsRepository, webhooks: WebhookRepository) => {
+        const cipher = new SecretCipher(await loadSecretEncryptionKey(config, settings));
+        await verifySecretEncryptionKey(cipher, settings, (limit) => webhooks.newestSealedSecrets(limit));
+        return cipher;
+      },
     },
   ],
   exports: [WebhookRepository, WebhooksService, UrlPolicy, SecretCipher],
