@@ -303,7 +303,11 @@ describe('signatures a receiver verifies (both header sets, RETRY_SCHEDULE_MS=0,
       expect(Object.keys(headers)).toHaveLength(20);
       const path = '/with-headers';
       const webhook = await createWebhook(t, `${receiver.url}${path}`, ['order.created'], { headers });
-      expect(await resource(webhook.id)).toMatchObject({ headers });
+      // Authorization's value is sent, never read back.
+      expect(await resource(webhook.id)).toMatchObject({
+        headers: { ...headers, Authorization: null },
+        sensitiveHeaders: ['Authorization'],
+      });
       receiver.respondStatus(500);
       const event = await publish(t, 'order.created', orderData(50));
       const attempts = await receiver.waitFor(3, (r) => r.path === path);
@@ -334,7 +338,8 @@ describe('signatures a receiver verifies (both header sets, RETRY_SCHEDULE_MS=0,
       const webhook = await createWebhook(t, `${receiver.url}${path}`, ['order.created'], { headers: { 'X-Old': 'old' } });
       const replaced = { 'X-New': 'new', authorization: 'Basic dXNlcjpwYXNz' };
       expect(await expectJson(await t.api(`/webhooks/${webhook.id}`, { method: 'PUT', json: { headers: replaced } }), 200)).toMatchObject({
-        headers: replaced,
+        headers: { ...replaced, authorization: null },
+        sensitiveHeaders: ['authorization'],
       });
       const [request] = await deliverOne(webhook, path, 51);
       expect(carries(request, replaced)).toEqual(replaced);
@@ -383,6 +388,17 @@ describe('signatures a receiver verifies (both header sets, RETRY_SCHEDULE_MS=0,
       ['an empty name', { '': 'v' }, /"".*not a valid header name/],
       ['one name twice in two cases', { 'X-Token': 'a', 'x-token': 'b' }, /"x-token".*twice/],
       ['21 headers', Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, 'v'])), /headers must have at most 20 entries/],
+      ['a name over 256 characters', { [`X-${'n'.repeat(255)}`]: 'v' }, /the name "X-n+…" must be at most 256 characters \(it has 257\)/],
+      [
+        'names and values over 8 KiB together',
+        Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`X-H${i}`, 'v'.repeat(1000)])),
+        /headers: all names and values together must be at most 8192 bytes \(these are 9036\)/,
+      ],
+      [
+        'a sensitive header null with no value stored',
+        { Authorization: null },
+        /"Authorization" is null, which keeps a stored value, but none is stored/,
+      ],
     ];
 
     const notAnObject: Array<[string, unknown]> = [

@@ -7,6 +7,7 @@ import { EndpointHealth1795710000000 } from './migrations/1795710000000-Endpoint
 import { PartitionedLog1795800000000 } from './migrations/1795800000000-PartitionedLog';
 import { DeliveriesWithoutEventIndex1795900000000 } from './migrations/1795900000000-DeliveriesWithoutEventIndex';
 import { DeliveryRestartedAt1796200000000 } from './migrations/1796200000000-DeliveryRestartedAt';
+import { SensitiveHeaders1796100000000 } from './migrations/1796100000000-SensitiveHeaders';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [
@@ -18,6 +19,7 @@ export const MIGRATIONS = [
   PartitionedLog1795800000000,
   DeliveriesWithoutEventIndex1795900000000,
   DeliveryRestartedAt1796200000000,
+  SensitiveHeaders1796100000000,
 ];
 
 /**

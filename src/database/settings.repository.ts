@@ -19,4 +19,13 @@ export class SettingsRepository {
     const rows: Array<{ value: string }> = await this.dataSource.query('SELECT value FROM settings WHERE key = $1', [key]);
     return rows[0]?.value;
   }
+
+  async has(key: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query('SELECT 1 FROM settings WHERE key = $1', [key]);
+    return rows.length > 0;
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.dataSource.query('DELETE FROM settings WHERE key = $1', [key]);
+  }
 }

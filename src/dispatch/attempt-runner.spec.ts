@@ -4,6 +4,7 @@ import { UNREADABLE_SECRET_ERROR, UnreadableSecretError } from './secret-cache';
 import type { SigningSecret } from './signature';
 import type { ClaimedDelivery } from './delivery.repository';
 import type { SendRequest, SendResult } from './webhook-sender';
+import { UNREADABLE_HEADERS_ERROR, type SendableHeaders } from '../webhooks/webhooks.service';
 
 const counter = () => ({ inc: jest.fn(), observe: jest.fn() });
 
@@ -19,7 +20,7 @@ function claimed(overrides: Partial<ClaimedDelivery> = {}): ClaimedDelivery {
     url: 'https://example.test/hook',
     secretSealed: 'sealed',
     previousSecretSealed: null,
-    headers: {},
+    headersRevision: null,
     retrySchedule: null,
     webhookActive: true,
     ordered: false,
@@ -33,6 +34,12 @@ function answer(statusCode: number | null, error: string | null = null): SendRes
 }
 
 const secret = (text: string): SigningSecret => ({ text, key: Buffer.from(text) });
+
+/** The endpoint's headers the cache answers for a claim with a revision (none without one). */
+let endpointHeaders: SendableHeaders | undefined;
+const headerCache = {
+  headersOf: async (_webhookId: string, revision: string | null) => (revision === null ? { revision: '', headers: {} } : endpointHeaders),
+};
 
 describe('AttemptRunner', () => {
   let sent: SendRequest[];
@@ -49,6 +56,7 @@ describe('AttemptRunner', () => {
       { retryScheduleMs: [0, 1_000, 4_000], retryJitter: 0, retryAfterMaxMs: 60_000 },
       { send: async (request: SendRequest) => (sent.push(request), next) },
       { secretOf: (webhookId: string, sealed: string, which = 'current') => secret(`${which}:${webhookId}:${sealed}`) },
+      headerCache,
       metrics as never,
       'lease-1',
       (webhookId) => gone.push(webhookId),
@@ -56,7 +64,8 @@ describe('AttemptRunner', () => {
   });
 
   it('sends the stored body with the endpoint’s secret and headers and marks a 2xx succeeded', async () => {
-    const outcome = await runner.run(claimed({ headers: { 'X-Store': 's1' } }));
+    endpointHeaders = { revision: 'r1', headers: { 'X-Store': 's1' } };
+    const outcome = await runner.run(claimed({ headersRevision: 'r1' }));
     expect(sent).toEqual([
       {
         url: 'https://example.test/hook',
@@ -92,6 +101,21 @@ describe('AttemptRunner', () => {
     const outcome = await runner.run(claimed({ webhookActive: false }));
     expect(sent).toEqual([]);
     expect(outcome).toMatchObject({ status: 'failed', attempt: null, lastError: INACTIVE_ENDPOINT_ERROR });
+  });
+
+  it('sends nothing to an endpoint deleted since the claim', async () => {
+    endpointHeaders = undefined;
+    const outcome = await runner.run(claimed({ headersRevision: 'r1' }));
+    expect(sent).toEqual([]);
+    expect(outcome).toMatchObject({ status: 'failed', attempt: null, lastError: INACTIVE_ENDPOINT_ERROR });
+  });
+
+  it('sends nothing when the sensitive headers do not decrypt, retries by the schedule and spares the endpoint', async () => {
+    endpointHeaders = { revision: 'r1', headers: {}, error: UNREADABLE_HEADERS_ERROR };
+    const outcome = await runner.run(claimed({ headersRevision: 'r1', cycleAttempt: 1 }));
+    expect(sent).toEqual([]);
+    expect(outcome).toMatchObject({ status: 'pending', retryDelayMs: 1_000, lastError: UNREADABLE_HEADERS_ERROR, sparesEndpoint: true });
+    expect(outcome.attempt).toMatchObject({ number: 1, statusCode: null, error: UNREADABLE_HEADERS_ERROR });
   });
 
   it('signs with the previous secret too while a rotation overlaps', async () => {
@@ -148,6 +172,7 @@ describe('AttemptRunner', () => {
             return secret(`${which}:${webhookId}:${sealed}`);
           },
         },
+        headerCache,
         metrics as never,
         'lease-1',
       );

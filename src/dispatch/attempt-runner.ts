@@ -2,6 +2,7 @@ import type { AppConfig } from '../config/app-config';
 import type { Metrics } from '../observability/metrics';
 import { INACTIVE_ENDPOINT_ERROR, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
 import { deliveryFailedEvent } from './operational-events';
+import type { HeaderCache } from './header-cache';
 import { attemptTrigger, decideAfterAttempt, type RetryDecision } from './retry-policy';
 import { UNREADABLE_SECRET_ERROR, UnreadableSecretError, type SecretCache } from './secret-cache';
 import type { SigningSecret } from './signature';
@@ -22,14 +23,16 @@ export class AttemptRunner {
     private readonly config: Pick<AppConfig, 'retryScheduleMs' | 'retryJitter' | 'retryAfterMaxMs'>,
     private readonly sender: Pick<WebhookSender, 'send'>,
     private readonly secrets: Pick<SecretCache, 'secretOf'>,
+    private readonly headers: Pick<HeaderCache, 'headersOf'>,
     private readonly metrics: Pick<Metrics, 'deliveryAttempts' | 'deliveryAttemptDuration' | 'deliveriesFinished'>,
     private readonly leaseToken: string,
     private readonly onGone: (webhookId: string) => void = () => undefined,
   ) {}
 
   async run(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
-    if (!delivery.webhookActive) {
-      // Made inactive after the claim was queued: no request, the delivery ends as for any inactive endpoint.
+    const headers = delivery.webhookActive ? await this.headers.headersOf(delivery.webhookId, delivery.headersRevision) : undefined;
+    if (!headers) {
+      // Made inactive (or deleted) after the claim was queued: no request, the delivery ends as for any inactive endpoint.
       return {
         deliveryId: delivery.id,
         leaseToken: this.leaseToken,
@@ -41,14 +44,14 @@ export class AttemptRunner {
         lastError: INACTIVE_ENDPOINT_ERROR,
       };
     }
-    const secrets = this.secretsOf(delivery);
-    if (!secrets) return this.unsigned(delivery);
+    const secrets = headers.error ? undefined : this.secretsOf(delivery);
+    if (!secrets) return this.unsigned(delivery, headers.error);
     const result = await this.sender.send({
       url: delivery.url,
       eventId: delivery.eventId,
       body: delivery.body,
       ...secrets,
-      headers: delivery.headers,
+      headers: headers.headers,
     });
     this.metrics.deliveryAttempts.inc({ outcome: result.succeeded ? 'success' : 'failure' });
     this.metrics.deliveryAttemptDuration.observe(result.durationMs / 1000);
@@ -99,12 +102,12 @@ export class AttemptRunner {
   }
 
   /**
-   * A delivery that cannot be signed: a failed attempt with no request, decided by the schedule
-   * like any failure, that does not count against the endpoint's health (the fault is Hookline's
-   * key, not the receiver).
+   * A delivery that cannot be signed (or whose sensitive headers, `error`, cannot be opened): a
+   * failed attempt with no request, decided by the schedule like any failure, that does not count
+   * against the endpoint's health (the fault is Hookline's key, not the receiver).
    */
-  private unsigned(delivery: ClaimedDelivery): AttemptOutcome {
-    const result = unsignedAttempt();
+  private unsigned(delivery: ClaimedDelivery, error?: string): AttemptOutcome {
+    const result = unsignedAttempt(error);
     this.metrics.deliveryAttempts.inc({ outcome: 'failure' });
     const decision = decideAfterAttempt(false, delivery.cycleAttempt, delivery.retrySchedule ?? this.config.retryScheduleMs, {
       jitter: this.config.retryJitter,
@@ -122,9 +125,9 @@ export class AttemptRunner {
   }
 }
 
-/** The result of an attempt that sent nothing because the endpoint's signing secret does not decrypt. */
-export function unsignedAttempt(): SendResult {
-  return { startedAt: new Date(), durationMs: 0, statusCode: null, error: UNREADABLE_SECRET_ERROR, responseBody: null, succeeded: false };
+/** The result of an attempt that sent nothing because the endpoint's signing secret (or `error`) does not decrypt. */
+export function unsignedAttempt(error = UNREADABLE_SECRET_ERROR): SendResult {
+  return { startedAt: new Date(), durationMs: 0, statusCode: null, error, responseBody: null, succeeded: false };
 }
 
 /** An attempt's result and the decision taken on it, as DeliveryRepository.recordOutcomes writes them. */

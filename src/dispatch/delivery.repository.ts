@@ -7,6 +7,7 @@ import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import type { AttemptTrigger } from './delivery-attempt.entity';
 import type { DeliveryStatus } from './delivery.entity';
 import type { OperationalEvent } from './operational-events';
+import { headersRevision } from '../webhooks/webhook.repository';
 
 /** A claimed delivery with everything needed to send it (one round trip). */
 export interface ClaimedDelivery {
@@ -24,8 +25,8 @@ export interface ClaimedDelivery {
   secretSealed: string;
   /** The secret before a rotation, while its overlap lasts; null otherwise. */
   previousSecretSealed: string | null;
-  /** The endpoint's own headers. */
-  headers: Record<string, string>;
+  /** The revision of the endpoint's own headers, null when it has none (HeaderCache reads them). */
+  headersRevision: string | null;
   /** The endpoint's own schedule, or null for the deployment's. */
   retrySchedule: number[] | null;
   webhookActive: boolean;
@@ -397,7 +398,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
            (SELECT e.body FROM events e WHERE e.id = d.event_id AND e.store_id = d.store_id) AS body,
            w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
            CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
-           w.headers, w.retry_schedule AS "retrySchedule", d.ordered
+           ${headersRevision('w')} AS "headersRevision", w.retry_schedule AS "retrySchedule", d.ordered
          FROM claimed d
          JOIN webhooks w ON w.id = d.webhook_id AND w.store_id = d.store_id
        )

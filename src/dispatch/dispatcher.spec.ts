@@ -31,7 +31,7 @@ function claimed(webhookId: string): ClaimedDelivery {
     url: `https://${webhookId}.test/`,
     secretSealed: 'sealed',
     previousSecretSealed: null,
-    headers: {},
+    headersRevision: null,
     retrySchedule: null,
     webhookActive: true,
     ordered: false,

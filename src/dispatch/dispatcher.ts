@@ -15,6 +15,7 @@ import { errorMessage, shouldLog } from './failure-log';
 import { InFlight } from './in-flight';
 import { OutcomeRecorder } from './outcome-recorder';
 import { RetryTimer } from './retry-timer';
+import { HeaderCache } from './header-cache';
 import { SecretCache } from './secret-cache';
 import { WebhookSender } from './webhook-sender';
 
@@ -83,7 +84,8 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     this.refillMin = Math.max(1, Math.floor(Math.min(config.dispatchConcurrency, CLAIM_BATCH) * REFILL_SHARE));
     this.endpointRefill = Math.max(1, Math.floor(config.endpointConcurrency * REFILL_SHARE));
     this.inFlight = new InFlight(config.dispatchConcurrency, config.endpointConcurrency);
-    this.runner = new AttemptRunner(config, sender, new SecretCache(cipher), metrics, this.leaseToken, (webhookId) => {
+    const headers = new HeaderCache((ids) => webhooks.headersToSend(ids));
+    this.runner = new AttemptRunner(config, sender, new SecretCache(cipher), headers, metrics, this.leaseToken, (webhookId) => {
       this.webhooks
         .disableGone(webhookId)
         .catch((error: unknown) => this.logger.warn(`could not disable ${webhookId} after a 410: ${errorMessage(error)}`));

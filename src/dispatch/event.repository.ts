@@ -5,6 +5,7 @@ import { SqlPool } from '../database/sql-pool';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import type { HandOff } from './delivery.repository';
 import { deliveriesOfEvent } from './event-deliveries';
+import { headersRevision } from '../webhooks/webhook.repository';
 
 export interface StoredEvent {
   id: string;
@@ -139,7 +140,7 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     SELECT pg_notify('${DELIVERIES_CHANNEL}', CASE WHEN bool_and(f.webhook_id = ANY ($4::text[])) THEN $9 ELSE '' END)
     FROM fanned_out f WHERE NOT f.leased HAVING count(*) > 0
   )${answer(`(SELECT coalesce(json_agg(json_build_array(f.id, f.event_id, f.webhook_id, w.url, w.secret_encrypted,
-       CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END, w.headers, w.retry_schedule)), '[]')
+       CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END, ${headersRevision('w')}, w.retry_schedule)), '[]')
      FROM fanned_out f JOIN webhooks w ON w.id = f.webhook_id WHERE f.leased)`)}`;
 }
 
@@ -163,12 +164,12 @@ export interface LeasedDelivery {
   url: string;
   secretSealed: string;
   previousSecretSealed: string | null;
-  headers: Record<string, string>;
+  headersRevision: string | null;
   retrySchedule: number[] | null;
 }
 
-/** A leased delivery as the statement answers it: [id, eventId, webhookId, url, secretSealed, previousSecretSealed, headers, retrySchedule]. */
-type LeasedRow = [string, string, string, string, string, string | null, Record<string, string>, number[] | null];
+/** A leased delivery as the statement answers it: [id, eventId, webhookId, url, secretSealed, previousSecretSealed, headersRevision, retrySchedule]. */
+type LeasedRow = [string, string, string, string, string, string | null, string | null, number[] | null];
 
 export interface PublishedBatch {
   /** Fan-out count by event id. */
@@ -248,14 +249,14 @@ export class EventRepository {
     return {
       counts: new Map(events.map((event) => [event.id, counts[event.id] ?? 0])),
       skipped,
-      leased: leased.map(([id, eventId, webhookId, url, secretSealed, previousSecretSealed, headers, retrySchedule]) => ({
+      leased: leased.map(([id, eventId, webhookId, url, secretSealed, previousSecretSealed, headersRevision, retrySchedule]) => ({
         id,
         eventId,
         webhookId,
         url,
         secretSealed,
         previousSecretSealed,
-        headers,
+        headersRevision,
         retrySchedule,
       })),
     };

@@ -53,8 +53,9 @@ export class WebhookTester {
       );
     });
     const sealed = (await this.webhookRows.sealedSecrets(webhookId))!;
-    const secret = this.open(sealed.current, webhookId);
-    // As for a delivery: a secret that does not decrypt here fails the test without a request.
+    const headers = (await this.webhooks.headersToSend([webhookId])).get(webhookId);
+    const secret = headers?.error ? undefined : this.open(sealed.current, webhookId);
+    // As for a delivery: a secret (or sensitive headers) that does not decrypt here fails the test without a request.
     const result = secret
       ? await this.sender.send({
           url: webhook.url,
@@ -62,9 +63,9 @@ export class WebhookTester {
           body,
           secret,
           previousSecret: sealed.previous ? this.open(sealed.previous, webhookId) : undefined,
-          headers: webhook.headers,
+          headers: headers?.headers ?? {},
         })
-      : unsignedAttempt();
+      : unsignedAttempt(headers?.error);
     // As with a 410, a person probing an endpoint should see the answer, not count against it: a
     // test that fails neither counts toward disabling it nor tells anyone; one that succeeds is a success.
     await this.deliveries.recordOutcomes([

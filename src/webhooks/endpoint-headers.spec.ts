@@ -1,4 +1,4 @@
-import { endpointHeaderProblems } from './endpoint-headers';
+import { endpointHeaderProblems, endpointHeadersSize, isSensitiveHeader } from './endpoint-headers';
 
 describe('endpointHeaderProblems', () => {
   it('accepts tokens with printable values', () => {
@@ -50,5 +50,51 @@ describe('endpointHeaderProblems', () => {
     expect(endpointHeaderProblems({ 'X-Token': 'a', 'x-token': 'b' })).toEqual([
       'headers: "x-token" is given twice (header names ignore case)',
     ]);
+  });
+
+  it('refuses a name over 256 characters, quoting only its start', () => {
+    expect(endpointHeaderProblems({ ['X'.repeat(256)]: 'v' })).toEqual([]);
+    expect(endpointHeaderProblems({ ['X'.repeat(1_000_000)]: 'v' })).toEqual([
+      `headers: the name "${'X'.repeat(32)}…" must be at most 256 characters (it has 1000000)`,
+    ]);
+  });
+
+  it('refuses names and values over 8 KiB together, and accepts exactly 8 KiB', () => {
+    // 8 headers of a 24-character name and a 1000-character value: 8,192 bytes.
+    const full = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`X-Header-Number-${i}-Pad-Pad`.slice(0, 24), 'v'.repeat(1000)]));
+    expect(endpointHeadersSize(full)).toBe(8192);
+    expect(endpointHeaderProblems(full)).toEqual([]);
+    expect(endpointHeaderProblems({ ...full, Y: '' })).toEqual([
+      'headers: all names and values together must be at most 8192 bytes (these are 8193)',
+    ]);
+  });
+
+  it('accepts null for a sensitive header only, which keeps its stored value', () => {
+    expect(endpointHeaderProblems({ Authorization: null, 'X-Api-Key': null })).toEqual([]);
+    expect(endpointHeaderProblems({ 'X-Store': null })).toEqual(['headers: the value of "X-Store" must be a string']);
+    expect(endpointHeaderProblems({ 'X-Token': 3 })).toEqual([
+      'headers: the value of "X-Token" must be a string (or null to keep the stored one)',
+    ]);
+  });
+});
+
+describe('isSensitiveHeader', () => {
+  it.each([
+    'Authorization',
+    'proxy-authorization',
+    'COOKIE',
+    'X-Api-Key',
+    'X-Shopify-Access-Token',
+    'Client-Secret',
+    'X-Auth-User',
+    'X-Password',
+    'X-Partner-Signature',
+    'monkey',
+  ])('takes %s to carry a credential', (name) => {
+    expect(isSensitiveHeader(name)).toBe(true);
+  });
+
+  it.each(['X-Store', 'Accept', 'X-Tenant', 'Set-Cookie-Policy', 'X-Request-Id'])('shows %s', (name) => {
+    expect(isSensitiveHeader(name)).toBe(false);
   });
 });

@@ -36,9 +36,16 @@ export class Webhook {
   @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
   previousSecretExpiresAt: Date | null;
 
-  /** Extra request headers of every attempt. */
+  /**
+   * Extra request headers of every attempt, by name; a sensitive header's value is null here and
+   * sealed in `sensitiveHeadersEncrypted` (see sensitive-headers.ts).
+   */
   @Column({ type: 'jsonb' })
-  headers: Record<string, string>;
+  headers: Record<string, string | null>;
+
+  /** AES-256-GCM ciphertext of the sensitive headers' values as `{name: value}` JSON; null when none. */
+  @Column({ name: 'sensitive_headers_encrypted', type: 'text', nullable: true, select: false })
+  sensitiveHeadersEncrypted?: string | null;
 
   /** Delays before each attempt, or null for the deployment's RETRY_SCHEDULE_MS. */
   @Column({ name: 'retry_schedule', type: 'integer', array: true, nullable: true })

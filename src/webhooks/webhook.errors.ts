@@ -5,6 +5,7 @@ export enum WebhookErrorCode {
   InvalidUrl = 'invalid_webhook_url',
   NothingToUpdate = 'nothing_to_update',
   LimitReached = 'webhook_limit_reached',
+  InvalidHeaders = 'invalid_webhook_headers',
 }
 
 /**
@@ -28,6 +29,11 @@ export class WebhookError extends DomainError<WebhookErrorCode> {
 
   static nothingToUpdate(fields: readonly string[]): WebhookError {
     return new WebhookError(WebhookErrorCode.NothingToUpdate, DomainErrorKind.Invalid, `provide at least one of ${fields.join(', ')}`);
+  }
+
+  /** `reason` names the header ("headers: …"). */
+  static invalidHeaders(reason: string): WebhookError {
+    return new WebhookError(WebhookErrorCode.InvalidHeaders, DomainErrorKind.Invalid, reason);
   }
 
   /** The store holds `limit` webhooks already (MAX_WEBHOOKS_PER_STORE). */

@@ -6,6 +6,7 @@ import { SqlPool } from '../database/sql-pool';
 import type { EventType } from '../catalogue/event-catalogue';
 import type { WebhookResponse } from './dto/webhook.response';
 import { rowsOf } from '../database/sql';
+import { showHeaders, type StoredHeaders } from './sensitive-headers';
 import { Webhook, type DisabledReason } from './webhook.entity';
 
 export interface WebhookFilter {
@@ -23,6 +24,7 @@ export type WebhookChanges = Partial<
     | 'events'
     | 'isActive'
     | 'headers'
+    | 'sensitiveHeadersEncrypted'
     | 'retrySchedule'
     | 'rateLimitPerSecond'
     | 'ordered'
@@ -30,6 +32,25 @@ export type WebhookChanges = Partial<
     | 'disabledAt'
   >
 >;
+
+/** An endpoint's stored headers and the revision they were read at (see {@link headersRevision}). */
+export interface StoredHeadersRow extends StoredHeaders {
+  id: string;
+  revision: string;
+}
+
+/**
+ * SQL for the revision of the endpoint `alias`'s headers: null when it has none, otherwise its
+ * updated_at in microseconds, which every write of the row moves. A worker keeps an endpoint's
+ * opened headers until a claim shows another revision, so a claimed row carries this number
+ * rather than the headers themselves.
+ */
+export function headersRevision(alias: string): string {
+  return `CASE WHEN ${alias}.headers <> '{}'::jsonb THEN (extract(epoch FROM ${alias}.updated_at) * 1000000)::bigint::text END`;
+}
+
+/** Rows read at once by the start's sealing of sensitive values stored in clear. */
+const SEALING_PAGE = 500;
 
 /** The endpoint just made inactive, as it is now (its reason and time already written). */
 export type DeactivatedEndpoint = Pick<Webhook, 'id' | 'storeId' | 'name' | 'url' | 'disabledReason' | 'disabledAt'>;
@@ -193,6 +214,50 @@ export class WebhookRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  /** The endpoints' stored headers, read for sending (endpoints that no longer exist are left out). */
+  async storedHeaders(ids: readonly string[]): Promise<StoredHeadersRow[]> {
+    return rowsOf<StoredHeadersRow>(
+      this.webhooks.manager,
+      `SELECT w.id, coalesce(${headersRevision('w')}, '') AS revision, w.headers, w.sensitive_headers_encrypted AS sealed
+       FROM webhooks w WHERE w.id = ANY($1::text[])`,
+      [ids],
+    );
+  }
+
+  /** One endpoint's stored headers, in its store (a PUT keeps the sensitive values it gives as null). */
+  async storedHeadersInStore(storeId: string, id: string): Promise<StoredHeaders | undefined> {
+    const [row] = await rowsOf<StoredHeaders>(
+      this.webhooks.manager,
+      `SELECT headers, sensitive_headers_encrypted AS sealed FROM webhooks WHERE id = $1 AND store_id = $2`,
+      [id, storeId],
+    );
+    return row;
+  }
+
+  /** Endpoints with headers, by id after `afterId`, a page at a time, with their sealed signing secret (the sealing at start). */
+  async pageWithHeaders(afterId: string): Promise<Array<StoredHeadersRow & { secretSealed: string }>> {
+    return rowsOf<StoredHeadersRow & { secretSealed: string }>(
+      this.webhooks.manager,
+      `SELECT id, '' AS revision, headers, sensitive_headers_encrypted AS sealed, secret_encrypted AS "secretSealed" FROM webhooks
+       WHERE id > $1 AND headers <> '{}'::jsonb ORDER BY id LIMIT $2`,
+      [afterId, SEALING_PAGE],
+    );
+  }
+
+  /**
+   * Replaces an endpoint's stored headers if they are still `expected` (another process sealing
+   * the same row at the same time, or a PUT in between, wins). False when they were not.
+   */
+  async replaceStoredHeaders(id: string, expected: StoredHeaders, next: StoredHeaders): Promise<boolean> {
+    const rows = await rowsOf<{ id: string }>(
+      this.webhooks.manager,
+      `UPDATE webhooks SET headers = $4::jsonb, sensitive_headers_encrypted = $5, updated_at = now()
+       WHERE id = $1 AND headers = $2::jsonb AND sensitive_headers_encrypted IS NOT DISTINCT FROM $3 RETURNING id`,
+      [id, JSON.stringify(expected.headers), expected.sealed, JSON.stringify(next.headers), next.sealed],
+    );
+    return rows.length > 0;
+  }
+
   /** The sealed signing secret, and the previous one while its overlap lasts (the endpoint test signs with both). */
   async sealedSecrets(id: string): Promise<{ current: string; previous: string | null } | undefined> {
     const [row] = await rowsOf<{ current: string; previous: string | null }>(
@@ -227,7 +292,8 @@ export class WebhookRepository {
       ],
     });
     const pages = queries.map((): WebhookResponse[] => []);
-    for (const { n, ...webhook } of result.rows) pages[Number(n) - 1].push(webhook);
+    // The row's sensitive values are null already; shown by name whatever is stored all the same.
+    for (const { n, ...webhook } of result.rows) pages[Number(n) - 1].push({ ...webhook, ...showHeaders(webhook.headers) });
     return pages;
   }
 }

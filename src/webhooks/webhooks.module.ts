@@ -6,13 +6,14 @@ import { SecretCipher } from './secret-cipher';
 import { SecretOverlapSweeper } from './secret-overlap-sweeper';
 import { loadSecretEncryptionKey } from './secret-encryption-key';
 import { verifySecretEncryptionKey } from './secret-key-check';
+import { SensitiveHeaderSealer } from './sensitive-header-sealer';
 import { systemResolver, URL_RESOLVER, UrlPolicy } from './url-policy';
 import { Webhook } from './webhook.entity';
 import { WebhookRepository } from './webhook.repository';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
 
-/** Webhook endpoints: registration, the URL policy, signing secrets (encrypted at rest). */
+/** Webhook endpoints: registration, the URL policy, signing secrets and sensitive header values (encrypted at rest). */
 @Module({
   imports: [TypeOrmModule.forFeature([Webhook])],
   controllers: [WebhooksController],
@@ -20,6 +21,7 @@ import { WebhooksService } from './webhooks.service';
     WebhookRepository,
     WebhooksService,
     SecretOverlapSweeper,
+    SensitiveHeaderSealer,
     // Bound explicitly (not left to @Optional) so that a test can replace it with overrideProvider.
     { provide: URL_RESOLVER, useValue: systemResolver },
     UrlPolicy,

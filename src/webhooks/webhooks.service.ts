@@ -7,11 +7,25 @@ import type { CreateWebhookDto } from './dto/create-webhook.dto';
 import type { ListWebhooksQuery } from './dto/list-webhooks.query';
 import type { UpdateWebhookDto } from './dto/update-webhook.dto';
 import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.response';
+import { endpointHeadersSize, headersTooLarge, MAX_ENDPOINT_HEADERS_SIZE } from './endpoint-headers';
 import { generateSigningSecret, SecretCipher } from './secret-cipher';
+import { headersToSend, keepStoredValues, sealHeaders, type StoredHeaders } from './sensitive-headers';
 import { UrlPolicy, UrlPolicyError } from './url-policy';
 import type { Webhook } from './webhook.entity';
 import { WebhookError } from './webhook.errors';
 import { DeactivationHandler, WebhookChanges, WebhookRepository } from './webhook.repository';
+
+/** An endpoint's headers ready to send, every value in clear, and the revision they were read at. */
+export interface SendableHeaders {
+  revision: string;
+  headers: Record<string, string>;
+  /** Set instead of `headers` when the sealed values do not open with SECRET_ENCRYPTION_KEY. */
+  error?: string;
+}
+
+/** The attempt's error when an endpoint's sensitive header values cannot be opened. */
+export const UNREADABLE_HEADERS_ERROR =
+  "not sent: the endpoint's sensitive header values cannot be decrypted with SECRET_ENCRYPTION_KEY; set the headers again";
 
 const UPDATABLE = ['name', 'url', 'events', 'isActive', 'headers', 'retrySchedule', 'rateLimitPerSecond', 'ordered'] as const;
 
@@ -42,6 +56,8 @@ export class WebhooksService implements OnModuleInit {
   async create(storeId: string, dto: CreateWebhookDto): Promise<WebhookWithSecretResponse> {
     const url = await this.checkUrl(dto.url);
     const id = newId('wh');
+    // A new endpoint has no stored value to keep.
+    const headers = await this.headersToStore(id, dto.headers ?? {}, async () => ({}));
     const secret = generateSigningSecret();
     const limit = this.config.maxWebhooksPerStore;
     const webhook = await this.webhooks.insertWithinLimit(
@@ -54,7 +70,8 @@ export class WebhooksService implements OnModuleInit {
         isActive: dto.isActive ?? true,
         secretEncrypted: this.cipher.encrypt(secret, id),
         previousSecretExpiresAt: null,
-        headers: dto.headers ?? {},
+        headers: headers.headers,
+        sensitiveHeadersEncrypted: headers.sealed,
         retrySchedule: dto.retrySchedule ?? null,
         rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
         ordered: dto.ordered ?? false,
@@ -88,6 +105,10 @@ export class WebhooksService implements OnModuleInit {
     for (const field of UPDATABLE) if (dto[field] !== undefined) Object.assign(changes, { [field]: dto[field] });
     if (Object.keys(changes).length === 0) throw WebhookError.nothingToUpdate(UPDATABLE);
     const current = await this.require(storeId, id);
+    if (changes.headers !== undefined) {
+      const stored = await this.headersToStore(id, changes.headers, () => this.currentHeaders(storeId, id));
+      Object.assign(changes, { headers: stored.headers, sensitiveHeadersEncrypted: stored.sealed });
+    }
     if (changes.url !== undefined) changes.url = await this.checkUrl(changes.url);
     // Re-enabling clears why it was disabled; a person disabling an active endpoint is the reason.
     if (changes.isActive === true) Object.assign(changes, { disabledReason: null, disabledAt: null });
@@ -125,11 +146,57 @@ export class WebhooksService implements OnModuleInit {
     return this.webhooks.disable(id, 'failing', this.deactivationHandlers);
   }
 
+  /**
+   * The headers of these endpoints to send, opened, by id (an endpoint that no longer exists is
+   * missing). The dispatcher keeps them by revision, so each endpoint's are opened once.
+   */
+  async headersToSend(ids: readonly string[]): Promise<Map<string, SendableHeaders>> {
+    const rows = await this.webhooks.storedHeaders(ids);
+    const answer = new Map<string, SendableHeaders>();
+    for (const row of rows) {
+      try {
+        answer.set(row.id, { revision: row.revision, headers: headersToSend(this.cipher, row.id, row) });
+      } catch {
+        answer.set(row.id, { revision: row.revision, headers: {}, error: UNREADABLE_HEADERS_ERROR });
+      }
+    }
+    return answer;
+  }
+
   /** The endpoint, or `WebhookError.notFound` (also when it belongs to another store: never a 403, which would confirm it exists). */
   async require(storeId: string, id: string): Promise<Webhook> {
     const webhook = await this.webhooks.findInStore(storeId, id);
     if (!webhook) throw WebhookError.notFound(id);
     return webhook;
+  }
+
+  /**
+   * The headers as stored, sensitive values sealed. A sensitive header given as null keeps the
+   * value stored for it (`current` reads them, only when one is null); refused when none is, or
+   * when all names and values together pass the limit.
+   */
+  private async headersToStore(
+    id: string,
+    given: Record<string, string | null>,
+    current: () => Promise<Record<string, string>>,
+  ): Promise<StoredHeaders> {
+    const keepsAny = Object.values(given).some((value) => value === null);
+    const { headers, missing } = keepStoredValues(given, keepsAny ? await current() : {});
+    if (missing.length > 0)
+      throw WebhookError.invalidHeaders(
+        `headers: ${missing.map((name) => JSON.stringify(name)).join(', ')} ${missing.length > 1 ? 'are' : 'is'} null, ` +
+          'which keeps a stored value, but none is stored; give the value',
+      );
+    const size = endpointHeadersSize(headers);
+    if (size > MAX_ENDPOINT_HEADERS_SIZE) throw WebhookError.invalidHeaders(headersTooLarge(size));
+    return sealHeaders(this.cipher, id, headers);
+  }
+
+  /** An endpoint's headers as stored now, every value in clear. */
+  private async currentHeaders(storeId: string, id: string): Promise<Record<string, string>> {
+    const stored = await this.webhooks.storedHeadersInStore(storeId, id);
+    if (!stored) throw WebhookError.notFound(id);
+    return headersToSend(this.cipher, id, stored);
   }
 
   private async checkUrl(raw: string): Promise<string> {

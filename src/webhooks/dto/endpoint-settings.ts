@@ -29,15 +29,18 @@ const RATE_LIMIT_RULE = `rateLimitPerSecond must be a whole number from 1 to ${M
 export class EndpointSettingsDto {
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { type: 'string' },
+    additionalProperties: { type: 'string', nullable: true },
     example: { Authorization: 'Bearer 9f8e7d', 'X-Store': 'berlin-1' },
     description:
-      'Up to 20 extra request headers sent with every attempt (test deliveries too). Names are HTTP tokens, values printable ASCII up to 1 KiB. ' +
-      'Content-Type, Content-Length, Host, User-Agent, hop-by-hop headers, X-Webhook-* and webhook-* are refused. Default {}.',
+      'Up to 20 extra request headers sent with every attempt (test deliveries too). Names are HTTP tokens of at most 256 characters, ' +
+      'values printable ASCII up to 1 KiB, and all names and values together at most 8 KiB. ' +
+      'Content-Type, Content-Length, Host, User-Agent, hop-by-hop headers, X-Webhook-* and webhook-* are refused. ' +
+      'Sensitive headers (Authorization, Cookie, and any name containing key, token, secret, auth, password or signature) are stored ' +
+      'encrypted and never returned; on PUT, giving one as null keeps its stored value. A PUT replaces the whole set. Default {}.',
   })
   @ValidateIf((_dto: object, value: unknown) => value !== undefined)
   @Checked('endpointHeaders', endpointHeaderProblems)
-  headers?: Record<string, string>;
+  headers?: Record<string, string | null>;
 
   @ApiPropertyOptional({
     type: [Number],

@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import type { DisabledReason } from '../webhook.entity';
 import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import type { Webhook } from '../webhook.entity';
+import { showHeaders } from '../sensitive-headers';
 
 export class SecretRotationResponse {
   @ApiProperty({ example: '2026-11-23T10:00:00.000Z', description: 'Until then deliveries are signed with both secrets' })
@@ -24,8 +25,23 @@ export class WebhookResponse {
   @ApiProperty({ example: true })
   isActive: boolean;
 
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { Authorization: 'Bearer 9f8e7d' } })
-  headers: Record<string, string>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string', nullable: true },
+    example: { Authorization: null, 'X-Store': 'berlin-1' },
+    description:
+      'Extra request headers sent with every attempt. The value of a sensitive header (listed in sensitiveHeaders) is never returned: it reads null.',
+  })
+  headers: Record<string, string | null>;
+
+  @ApiProperty({
+    type: [String],
+    example: ['Authorization'],
+    description:
+      'The headers whose values are kept secret: Authorization, Proxy-Authorization, Cookie and any name containing key, token, secret, auth, ' +
+      'password or signature (in any case). Their values are stored encrypted and sent with every attempt, but never returned.',
+  })
+  sensitiveHeaders: string[];
 
   @ApiProperty({ type: [Number], nullable: true, example: null, description: "null: the deployment's RETRY_SCHEDULE_MS" })
   retrySchedule: number[] | null;
@@ -79,7 +95,7 @@ export class WebhookResponse {
       url: webhook.url,
       events: webhook.events,
       isActive: webhook.isActive,
-      headers: webhook.headers,
+      ...showHeaders(webhook.headers),
       retrySchedule: webhook.retrySchedule,
       rateLimitPerSecond: webhook.rateLimitPerSecond,
       ordered: webhook.ordered,
