@@ -5,6 +5,7 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { Delivery } from './delivery.entity';
+import { DeliveryExpiry } from './delivery-expiry';
 import { DeliveryLog } from './delivery-log.repository';
 import { DeliveryRepository } from './delivery.repository';
 import { dispatchPoolProvider } from './dispatch-pool';
@@ -38,6 +39,7 @@ import { WebhookSender } from './webhook-sender';
     IdempotencyKeyExpiry,
     EndpointDeactivation,
     RetentionScheduler,
+    DeliveryExpiry,
   ],
   exports: [DeliveryRepository, DeliveryLog, Dispatcher, WebhookSender, EventRepository, PublishBatcher, RetentionScheduler],
 })

@@ -104,6 +104,18 @@ describe('PartitionMaintenance', () => {
     expect(await partitions(today - 50)).toEqual([]);
   });
 
+  it("drops by the database's clock, whatever the caller's", async () => {
+    await maintenance.ensureDays([today - 45]);
+    await eventOn(today - 45, 'succeeded');
+    // On a caller's clock 20 days behind, that day would be 25 days old: within retention.
+    const report = await maintenance.run(now - 20 * DAY_MS, 30);
+    expect(report.dropped.map((d) => [d.table, d.day])).toEqual([
+      ['delivery_attempts', today - 45],
+      ['deliveries', today - 45],
+      ['events', today - 45],
+    ]);
+  });
+
   it('leaves the run to the instance holding the lock', async () => {
     const holder = await pool.connect();
     try {

@@ -33,11 +33,12 @@ interface Child {
 }
 
 /**
- * Creates the daily partitions of the log tables ahead of time and drops whole days older than
- * retention (docs/operations.md). A day is dropped only when none of its deliveries is pending;
- * attempts, deliveries and events of the day go in that order. Each partition is detached
- * CONCURRENTLY, so deliveries go on meanwhile, then dropped. One run at a time across instances
- * (an advisory lock); a run that stops half-way is finished by the next.
+ * Creates the daily partitions of the log tables ahead of time (on the caller's clock, which makes
+ * the ids) and drops whole days older than retention on the database's clock (docs/operations.md).
+ * A day is dropped only when none of its deliveries is pending; attempts, deliveries and events of
+ * the day go in that order. Each partition is detached CONCURRENTLY, so deliveries go on
+ * meanwhile, then dropped. One run at a time across instances (an advisory lock); a run that stops
+ * half-way is finished by the next.
  */
 export class PartitionMaintenance {
   constructor(private readonly pool: Pool) {}
@@ -53,7 +54,10 @@ export class PartitionMaintenance {
       try {
         await client.query(`SET lock_timeout = '${LOCK_TIMEOUT}'`);
         await this.createAhead(client, nowMs, aheadDays, report);
-        await this.dropExpired(client, nowMs, retentionDays, report);
+        // What retention drops follows the database's clock, as every other retention check does
+        // (DeliveryLog's floors, DeliveryExpiry): one clock decides what is old.
+        const { rows } = await client.query<{ ms: string }>('SELECT extract(epoch FROM now()) * 1000 AS ms');
+        await this.dropExpired(client, Number(rows[0].ms), retentionDays, report);
       } finally {
         await client.query('RESET lock_timeout');
         await client.query('SELECT pg_advisory_unlock($1)', [MAINTENANCE_LOCK_KEY]);

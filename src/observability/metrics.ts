@@ -85,6 +85,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly deliveriesExpired = new Counter({
+    name: 'hookline_deliveries_expired_total',
+    help: 'Deliveries ended failed because they were still pending MAX_DELIVERY_AGE after their event',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

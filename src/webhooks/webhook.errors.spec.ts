@@ -23,6 +23,16 @@ describe('WebhookError', () => {
     expect(putAnswer(error).body).toEqual({ statusCode: 400, error: 'Bad Request', message: ['provide at least one of name, url'] });
   });
 
+  it('answers a retrySchedule longer than MAX_DELIVERY_AGE with 400 naming the field and both durations', () => {
+    const error = WebhookError.scheduleTooLong('2h', '6s');
+    expect(error.code).toBe(WebhookErrorCode.ScheduleTooLong);
+    expect(putAnswer(error).body).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: ['retrySchedule must add up to at most MAX_DELIVERY_AGE (6s), the longest a delivery stays pending; this one adds up to 2h'],
+    });
+  });
+
   it('answers a store at its webhook limit with 409 and the limit', () => {
     const error = WebhookError.limitReached(100);
     expect(error.code).toBe(WebhookErrorCode.LimitReached);

@@ -5,6 +5,7 @@ export enum WebhookErrorCode {
   InvalidUrl = 'invalid_webhook_url',
   NothingToUpdate = 'nothing_to_update',
   LimitReached = 'webhook_limit_reached',
+  ScheduleTooLong = 'retry_schedule_too_long',
   InvalidHeaders = 'invalid_webhook_headers',
 }
 
@@ -34,6 +35,15 @@ export class WebhookError extends DomainError<WebhookErrorCode> {
   /** `reason` names the header ("headers: …"). */
   static invalidHeaders(reason: string): WebhookError {
     return new WebhookError(WebhookErrorCode.InvalidHeaders, DomainErrorKind.Invalid, reason);
+  }
+
+  /** The endpoint's retrySchedule lasts longer than a delivery may stay pending (MAX_DELIVERY_AGE). */
+  static scheduleTooLong(schedule: string, maxAge: string): WebhookError {
+    return new WebhookError(
+      WebhookErrorCode.ScheduleTooLong,
+      DomainErrorKind.Invalid,
+      `retrySchedule must add up to at most MAX_DELIVERY_AGE (${maxAge}), the longest a delivery stays pending; this one adds up to ${schedule}`,
+    );
   }
 
   /** The store holds `limit` webhooks already (MAX_WEBHOOKS_PER_STORE). */

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { newId } from '../common/ids';
 import { AppConfig } from '../config/app-config';
+import { formatDuration } from '../config/retry-schedule';
 import { decodeCursor, DEFAULT_PAGE_SIZE, Page, toPage } from '../common/pagination';
 import { Metrics } from '../observability/metrics';
 import type { CreateWebhookDto } from './dto/create-webhook.dto';
@@ -54,6 +55,7 @@ export class WebhooksService implements OnModuleInit {
   }
 
   async create(storeId: string, dto: CreateWebhookDto): Promise<WebhookWithSecretResponse> {
+    this.checkSchedule(dto.retrySchedule);
     const url = await this.checkUrl(dto.url);
     const id = newId('wh');
     // A new endpoint has no stored value to keep.
@@ -104,6 +106,7 @@ export class WebhooksService implements OnModuleInit {
     const changes: WebhookChanges = {};
     for (const field of UPDATABLE) if (dto[field] !== undefined) Object.assign(changes, { [field]: dto[field] });
     if (Object.keys(changes).length === 0) throw WebhookError.nothingToUpdate(UPDATABLE);
+    this.checkSchedule(changes.retrySchedule);
     const current = await this.require(storeId, id);
     if (changes.headers !== undefined) {
       const stored = await this.headersToStore(id, changes.headers, () => this.currentHeaders(storeId, id));
@@ -197,6 +200,14 @@ export class WebhooksService implements OnModuleInit {
     const stored = await this.webhooks.storedHeadersInStore(storeId, id);
     if (!stored) throw WebhookError.notFound(id);
     return headersToSend(this.cipher, id, stored);
+  }
+
+  /** A delivery expires MAX_DELIVERY_AGE after its event: an endpoint's schedule must end before that. */
+  private checkSchedule(schedule: readonly number[] | null | undefined): void {
+    const spanMs = (schedule ?? []).reduce((sum, delay) => sum + delay, 0);
+    if (spanMs > this.config.maxDeliveryAgeMs) {
+      throw WebhookError.scheduleTooLong(formatDuration(spanMs), formatDuration(this.config.maxDeliveryAgeMs));
+    }
   }
 
   private async checkUrl(raw: string): Promise<string> {

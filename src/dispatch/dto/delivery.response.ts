@@ -34,7 +34,13 @@ export class DeliveryResponse {
   @ApiProperty({ type: Number, nullable: true, example: 500 })
   lastStatusCode: number | null;
 
-  @ApiProperty({ type: String, nullable: true, example: 'HTTP 500' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'HTTP 500',
+    description:
+      'Why the last attempt failed, or why the delivery ended without one (the endpoint was made inactive; `expired: …` when it was still pending MAX_DELIVERY_AGE after its event)',
+  })
   lastError: string | null;
 
   @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })

@@ -47,7 +47,8 @@ export class EndpointSettingsDto {
     nullable: true,
     example: [0, 5_000, 300_000, 1_800_000, 7_200_000],
     description:
-      "Delay in ms before each attempt of a cycle: 1 to 30 entries, the first 0, at most 7 days in all. null uses the deployment's RETRY_SCHEDULE_MS.",
+      'Delay in ms before each attempt of a cycle: 1 to 30 entries, the first 0, at most 7 days and at most MAX_DELIVERY_AGE in all ' +
+      "(a delivery still pending that long after its event expires). null uses the deployment's RETRY_SCHEDULE_MS.",
   })
   @ValidateIf((_dto: object, value: unknown) => value !== undefined && value !== null)
   @Checked('retrySchedule', scheduleProblems)
