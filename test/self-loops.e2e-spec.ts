@@ -244,3 +244,83 @@ describe("requests that carry a delivery's headers", () => {
     }
   });
 });
+
+describe('a delivery has at most MAX_ATTEMPTS_PER_DELIVERY attempts over its whole life', () => {
+  let t: TestApp;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    receiver = await Receiver.start();
+    receiver.respondStatus(500);
+    t = await startApp({ env: { MAX_ATTEMPTS_PER_DELIVERY: '5', RETRY_SCHEDULE_MS: '0,150ms,150ms' } });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+  });
+
+  it('ends a manual retry’s cycle at the limit, and answers a retry past it with 409', async () => {
+    const hook = await createWebhook(t, `${receiver.url}/down`);
+    await publish(t, 'order.created', orderData(1));
+    const [first] = await eventually(
+      () => deliveriesOf(t, hook.id),
+      (rows) => rows[0]?.status === 'failed',
+      { what: 'the first cycle' },
+    );
+    expect(first.attemptCount).toBe(3);
+
+    await expectJson(await t.api(`/deliveries/${first.id}/retry`, { method: 'POST' }), 202);
+    const ended = await eventually(
+      () => delivery(t, first.id),
+      (row) => row.status === 'failed',
+      { what: 'the second cycle' },
+    );
+    // Two attempts of a cycle of three: the fifth of the delivery's life was its last.
+    expect(ended.attempts?.map((attempt) => attempt.number)).toEqual([1, 2, 3, 4, 5]);
+    expect(ended.lastError).toBe(
+      'HTTP 500; no more attempts: a delivery is attempted at most 5 times (MAX_ATTEMPTS_PER_DELIVERY), manual retries included',
+    );
+    expect(receiver.to('/down')).toHaveLength(5);
+
+    await expectError(
+      await t.api(`/deliveries/${first.id}/retry`, { method: 'POST' }),
+      409,
+      `Delivery ${first.id} has had 5 attempts, the most a delivery may have (MAX_ATTEMPTS_PER_DELIVERY); it cannot be retried again`,
+    );
+    expect(await expectJson(await t.api(`/webhooks/${hook.id}/deliveries/retry-failed`, { method: 'POST', json: {} }), 202)).toEqual({
+      queued: 0,
+    });
+    expect(await delivery(t, first.id)).toMatchObject({ status: 'failed', attemptCount: 5 });
+    expect(receiver.to('/down')).toHaveLength(5);
+  });
+
+  it("ends the report's loop through a relay that strips the delivery's headers", async () => {
+    const { receiver: relay, routes } = await startRelay(true);
+    try {
+      const { deliveryA, deliveryB } = await loopPair(t, relay);
+      routes.set('/a', retryUrl(t, deliveryB));
+      routes.set('/b', retryUrl(t, deliveryA));
+      await expectJson(await t.api(`/deliveries/${deliveryA}/retry`, { method: 'POST' }), 202);
+
+      // While the loop runs, one of the two is always pending: each restarts the other before it ends.
+      const [a, b] = await eventually(
+        () => Promise.all([delivery(t, deliveryA), delivery(t, deliveryB)]),
+        (pair) => pair.every((row) => row.status !== 'pending'),
+        { deadlineMs: 20_000, what: 'the loop to end' },
+      );
+      expect(Math.max(a.attemptCount, b.attemptCount)).toBe(5);
+      expect(a.attemptCount).toBeLessThanOrEqual(5);
+      expect(b.attemptCount).toBeLessThanOrEqual(5);
+      // It did loop (each restarted the other more than once), and every request the relay got is an attempt on record.
+      expect(a.attemptCount + b.attemptCount).toBeGreaterThan(4);
+      expect(relay.to('/a')).toHaveLength(a.attemptCount);
+      expect(relay.to('/b')).toHaveLength(b.attemptCount);
+      for (const ended of [a, b].filter((row) => row.attemptCount === 5)) {
+        await expectError(await t.api(`/deliveries/${ended.id}/retry`, { method: 'POST' }), 409);
+      }
+    } finally {
+      await relay.close();
+    }
+  });
+});

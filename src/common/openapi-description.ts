@@ -57,6 +57,7 @@ attempt: another status (3xx too: redirects are never followed), no complete ans
 refused or reset connection, a TLS error. A delivery has ${attempts} attempt${attempts === 1 ? '' : 's'}${
     retries.length > 0 ? ` (${retries.join(', ')})` : ''
   } unless its endpoint has its own \`retrySchedule\`; then it is \`failed\`, and \`POST /deliveries/{id}/retry\` sends the same event id and body again.${jitter}
+Over its whole life, retries included, a delivery gets at most ${config.maxAttemptsPerDelivery} attempts.
 A 429 or 503 with \`Retry-After\` (seconds or an HTTP date) puts the next attempt at least that far off
 (at most ${seconds(config.retryAfterMaxMs)}). A 410 Gone ends the delivery at once and disables the endpoint
 (\`disabledReason: "gone"\`) until it is re-enabled; so does failing for ${duration(config.endpointDisableAfterMs)} with no attempt succeeding

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       endpointDisableAfterMs: 5 * 86_400_000,
       endpointDisableMinFailures: 10,
       publicUrl: 'http://localhost:3000',
+      maxAttemptsPerDelivery: 100,
     });
     expect(config.dataDir).toMatch(/\.data$/);
   });
@@ -113,6 +114,8 @@ describe('loadConfig', () => {
     ['PUBLIC_URL', 'hooks.example.com'],
     ['PUBLIC_URL', 'ftp://hooks.example.com'],
     ['PUBLIC_URL', 'https://hooks.example.com/?x=1'],
+    ['MAX_ATTEMPTS_PER_DELIVERY', '0'],
+    ['MAX_ATTEMPTS_PER_DELIVERY', 'many'],
   ])('rejects %s=%j with a message naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);
@@ -163,5 +166,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
     expect(loadConfig({ PUBLIC_URL: 'https://Hooks.Example.com/' }).publicUrl).toBe('https://hooks.example.com');
     expect(loadConfig({ PUBLIC_URL: 'https://platform.example/hookline/' }).publicUrl).toBe('https://platform.example/hookline');
+  });
+
+  it('wants MAX_ATTEMPTS_PER_DELIVERY to hold at least one whole retry schedule', () => {
+    expect(loadConfig({ MAX_ATTEMPTS_PER_DELIVERY: '3', RETRY_SCHEDULE_MS: '0,1s,2s' }).maxAttemptsPerDelivery).toBe(3);
+    expect(problemsOf({ MAX_ATTEMPTS_PER_DELIVERY: '2', RETRY_SCHEDULE_MS: '0,1s,2s' })).toEqual([
+      'MAX_ATTEMPTS_PER_DELIVERY (2) must be at least the 3 attempts of RETRY_SCHEDULE_MS',
+    ]);
   });
 });

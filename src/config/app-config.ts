@@ -39,6 +39,8 @@ export class AppConfig {
   readonly retryJitter: number;
   /** Cap on the wait a receiver's Retry-After asks for. */
   readonly retryAfterMaxMs: number;
+  /** Attempts one delivery may ever get, manual retries included (MAX_ATTEMPTS_PER_DELIVERY). */
+  readonly maxAttemptsPerDelivery: number;
   /** Which signature headers a delivery carries: the X-Webhook-* set, the Standard Webhooks set, or both. */
   readonly signatureHeaders: { seed: boolean; standard: boolean };
   readonly allowHttpUrls: boolean;
@@ -119,6 +121,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (publicUrl.username || publicUrl.password || publicUrl.search || publicUrl.hash) {
     problems.push('PUBLIC_URL must be an origin with an optional path: no user, password, query or fragment');
   }
+  const retrySchedule = parseRetrySchedule('RETRY_SCHEDULE_MS', vars.RETRY_SCHEDULE_MS).delays;
+  if (vars.MAX_ATTEMPTS_PER_DELIVERY < retrySchedule.length) {
+    problems.push(
+      `MAX_ATTEMPTS_PER_DELIVERY (${vars.MAX_ATTEMPTS_PER_DELIVERY}) must be at least the ${retrySchedule.length} attempts of RETRY_SCHEDULE_MS`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   return new AppConfig({
@@ -132,9 +140,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminApiKey: vars.ADMIN_API_KEY,
     secretEncryptionKey,
     deliveryTimeoutMs: vars.DELIVERY_TIMEOUT_MS,
-    retryScheduleMs: parseRetrySchedule('RETRY_SCHEDULE_MS', vars.RETRY_SCHEDULE_MS).delays,
+    retryScheduleMs: retrySchedule,
     retryJitter: vars.RETRY_JITTER,
     retryAfterMaxMs: vars.RETRY_AFTER_MAX_MS,
+    maxAttemptsPerDelivery: vars.MAX_ATTEMPTS_PER_DELIVERY,
     signatureHeaders: { seed: vars.SIGNATURE_HEADERS.includes('seed'), standard: vars.SIGNATURE_HEADERS.includes('standard') },
     allowHttpUrls: vars.ALLOW_HTTP_URLS ?? !production,
     allowPrivateNetworks: vars.ALLOW_PRIVATE_NETWORKS ?? !production,

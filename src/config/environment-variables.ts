@@ -140,6 +140,10 @@ export class EnvironmentVariables {
   @IntegerInRange(0, 7 * 24 * 3_600_000)
   RETRY_AFTER_MAX_MS = 3_600_000;
 
+  /** Attempts one delivery may ever get, manual retries included: a loop between endpoints ends there. */
+  @IntegerInRange(1, 100_000)
+  MAX_ATTEMPTS_PER_DELIVERY = 100;
+
   @IsIn(SIGNATURE_HEADER_SETS, { message: 'SIGNATURE_HEADERS must be seed, standard or seed,standard' })
   SIGNATURE_HEADERS: (typeof SIGNATURE_HEADER_SETS)[number] = 'seed,standard';
 

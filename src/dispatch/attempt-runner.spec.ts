@@ -209,4 +209,48 @@ describe('AttemptRunner', () => {
       expect(outcome.failureEvent).toBeUndefined();
     }
   });
+
+  describe('with MAX_ATTEMPTS_PER_DELIVERY', () => {
+    function runnerAllowing(maxAttemptsPerDelivery: number): AttemptRunner {
+      const metrics = { deliveryAttempts: counter(), deliveryAttemptDuration: counter(), deliveriesFinished: counter() };
+      return new AttemptRunner(
+        { retryScheduleMs: [0, 1_000, 4_000], retryJitter: 0, retryAfterMaxMs: 60_000, maxAttemptsPerDelivery },
+        { send: async (request: SendRequest) => (sent.push(request), next) },
+        { secretOf: (webhookId: string, sealed: string) => secret(`${webhookId}:${sealed}`) },
+        headerCache,
+        metrics as never,
+        'lease-1',
+      );
+    }
+
+    it('ends the delivery at its last allowed attempt although its cycle has retries left, saying why', async () => {
+      next = answer(500, 'HTTP 500');
+      // The second attempt of a manual retry's cycle, the fifth of the delivery's life.
+      const outcome = await runnerAllowing(5).run(claimed({ attemptNumber: 5, cycleAttempt: 2 }));
+      expect(sent).toHaveLength(1);
+      expect(outcome).toMatchObject({ status: 'failed', retryDelayMs: 0, lastStatusCode: 500 });
+      expect(outcome.lastError).toBe(
+        'HTTP 500; no more attempts: a delivery is attempted at most 5 times (MAX_ATTEMPTS_PER_DELIVERY), manual retries included',
+      );
+      expect(outcome.attempt).toMatchObject({ number: 5, error: 'HTTP 500' });
+      expect(JSON.parse(outcome.failureEvent!.body)).toMatchObject({ data: { attemptCount: 5, lastError: outcome.lastError } });
+    });
+
+    it('retries below it, and lets a success at it stand', async () => {
+      next = answer(500, 'HTTP 500');
+      expect(await runnerAllowing(5).run(claimed({ attemptNumber: 4, cycleAttempt: 1 }))).toMatchObject({ status: 'pending' });
+      next = answer(204);
+      expect(await runnerAllowing(5).run(claimed({ attemptNumber: 5, cycleAttempt: 2 }))).toMatchObject({ status: 'succeeded' });
+    });
+
+    it('sends nothing for a claim past it (an interrupted last attempt claimed again) and ends the delivery', async () => {
+      const outcome = await runnerAllowing(5).run(claimed({ attemptNumber: 6, cycleAttempt: 3 }));
+      expect(sent).toEqual([]);
+      expect(outcome).toMatchObject({
+        status: 'failed',
+        attempt: null,
+        lastError: expect.stringMatching(/^no more attempts: .* at most 5 times/),
+      });
+    });
+  });
 });

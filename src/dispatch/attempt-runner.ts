@@ -11,16 +11,24 @@ import type { SendRequest, SendResult, WebhookSender } from './webhook-sender';
 /** The error of an attempt answered 410 Gone: the receiver says the endpoint is gone for good. */
 export const GONE_ERROR = 'HTTP 410 Gone: no more attempts, and the endpoint is disabled';
 
+/** Why a delivery ended at MAX_ATTEMPTS_PER_DELIVERY (added to its last attempt's error). */
+export function attemptsExhaustedError(maxAttempts: number): string {
+  return `no more attempts: a delivery is attempted at most ${maxAttempts} times (MAX_ATTEMPTS_PER_DELIVERY), manual retries included`;
+}
+
 /**
  * One attempt of a claimed delivery: sign and send it (WebhookSender), then decide what follows
  * (retry policy: the endpoint's schedule or the deployment's, the jitter, a Retry-After). The
  * outcome is returned, not written: OutcomeRecorder writes it. A 410 Gone ends the delivery and
  * calls `onGone`, which disables the endpoint. A delivery that ends `failed` after its attempt
  * carries its webhook.delivery_failed event (unless it carried an operational event itself).
+ * Whatever the schedule, a delivery's attempt number MAX_ATTEMPTS_PER_DELIVERY is its last
+ * (unset: no such limit), so no loop through the API can go on (docs/reliability.md).
  */
 export class AttemptRunner {
   constructor(
-    private readonly config: Pick<AppConfig, 'retryScheduleMs' | 'retryJitter' | 'retryAfterMaxMs'>,
+    private readonly config: Pick<AppConfig, 'retryScheduleMs' | 'retryJitter' | 'retryAfterMaxMs'> &
+      Partial<Pick<AppConfig, 'maxAttemptsPerDelivery'>>,
     private readonly sender: Pick<WebhookSender, 'send'>,
     private readonly secrets: Pick<SecretCache, 'secretOf'>,
     private readonly headers: Pick<HeaderCache, 'headersOf'>,
@@ -30,20 +38,11 @@ export class AttemptRunner {
   ) {}
 
   async run(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
+    // Claimed again after its last attempt was interrupted (or the limit was lowered): no request.
+    if (delivery.attemptNumber > this.maxAttempts) return this.ended(delivery, attemptsExhaustedError(this.maxAttempts));
     const headers = delivery.webhookActive ? await this.headers.headersOf(delivery.webhookId, delivery.headersRevision) : undefined;
-    if (!headers) {
-      // Made inactive (or deleted) after the claim was queued: no request, the delivery ends as for any inactive endpoint.
-      return {
-        deliveryId: delivery.id,
-        leaseToken: this.leaseToken,
-        attempt: null,
-        status: 'failed',
-        retryDelayMs: 0,
-        decidedAt: Date.now(),
-        lastStatusCode: null,
-        lastError: INACTIVE_ENDPOINT_ERROR,
-      };
-    }
+    // Made inactive (or deleted) after the claim was queued: no request, the delivery ends as for any inactive endpoint.
+    if (!headers) return this.ended(delivery, INACTIVE_ENDPOINT_ERROR);
     const secrets = headers.error ? undefined : this.secretsOf(delivery);
     if (!secrets) return this.unsigned(delivery, headers.error);
     const result = await this.sender.send({
@@ -68,6 +67,17 @@ export class AttemptRunner {
       });
       if (retryAfterMs !== undefined) result.error = `${result.error}, Retry-After ${describeWait(result.retryAfterMs!, retryAfterMs)}`;
     }
+    return this.decided(delivery, result, decision);
+  }
+
+  private get maxAttempts(): number {
+    return this.config.maxAttemptsPerDelivery ?? Infinity;
+  }
+
+  /** The outcome of an attempt made; a retry the schedule wants past the last attempt allowed ends the delivery instead. */
+  private decided(delivery: ClaimedDelivery, result: SendResult, scheduled: RetryDecision): AttemptOutcome {
+    const exhausted = scheduled.status === 'pending' && delivery.attemptNumber >= this.maxAttempts;
+    const decision: RetryDecision = exhausted ? { status: 'failed' } : scheduled;
     if (decision.status !== 'pending') this.metrics.deliveriesFinished.inc({ status: decision.status });
     const outcome = outcomeOf(
       { deliveryId: delivery.id, leaseToken: this.leaseToken, attemptNumber: delivery.attemptNumber, cycleAttempt: delivery.cycleAttempt },
@@ -75,8 +85,23 @@ export class AttemptRunner {
       decision.status,
       decision.status === 'pending' ? decision.delayMs : 0,
     );
-    if (decision.status === 'failed') outcome.failureEvent = deliveryFailedEvent(delivery, result);
+    if (exhausted) outcome.lastError = `${result.error}; ${attemptsExhaustedError(this.maxAttempts)}`;
+    if (decision.status === 'failed') outcome.failureEvent = deliveryFailedEvent(delivery, { ...result, error: outcome.lastError });
     return outcome;
+  }
+
+  /** Ends a claimed delivery without a request. */
+  private ended(delivery: ClaimedDelivery, lastError: string): AttemptOutcome {
+    return {
+      deliveryId: delivery.id,
+      leaseToken: this.leaseToken,
+      attempt: null,
+      status: 'failed',
+      retryDelayMs: 0,
+      decidedAt: Date.now(),
+      lastStatusCode: null,
+      lastError,
+    };
   }
 
   /**
@@ -112,15 +137,8 @@ export class AttemptRunner {
     const decision = decideAfterAttempt(false, delivery.cycleAttempt, delivery.retrySchedule ?? this.config.retryScheduleMs, {
       jitter: this.config.retryJitter,
     });
-    if (decision.status !== 'pending') this.metrics.deliveriesFinished.inc({ status: decision.status });
-    const outcome = outcomeOf(
-      { deliveryId: delivery.id, leaseToken: this.leaseToken, attemptNumber: delivery.attemptNumber, cycleAttempt: delivery.cycleAttempt },
-      result,
-      decision.status,
-      decision.status === 'pending' ? decision.delayMs : 0,
-    );
+    const outcome = this.decided(delivery, result, decision);
     outcome.sparesEndpoint = true;
-    if (decision.status === 'failed') outcome.failureEvent = deliveryFailedEvent(delivery, result);
     return outcome;
   }
 }

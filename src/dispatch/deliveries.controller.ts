@@ -34,6 +34,7 @@ export class DeliveriesController {
     description:
       'Restarts the failed deliveries of events published at or after `since` (all when left out), oldest event first, at most ' +
       '`MAX_REPLAY_DELIVERIES` per request; when more are left the answer holds `next`, the `since` of the request that continues. ' +
+      'A delivery that has had `MAX_ATTEMPTS_PER_DELIVERY` attempts stays failed. ' +
       '409 while the endpoint is inactive, or while another replay or retry-failed of it runs; 503 when the request runs past ' +
       '`REPLAY_TIMEOUT_MS` (nothing is restarted).',
   })
@@ -74,7 +75,12 @@ export class DeliveriesController {
   @Post('deliveries/:id/retry')
   @HttpCode(202)
   @RequireScopes('webhooks:write')
-  @ApiOperation({ summary: 'Retry a failed or succeeded delivery (same event id and body); 409 while pending' })
+  @ApiOperation({
+    summary: 'Retry a failed or succeeded delivery (same event id and body); 409 while pending',
+    description:
+      'Starts a new cycle of attempts. A delivery is attempted at most `MAX_ATTEMPTS_PER_DELIVERY` times over its whole life, ' +
+      'retries included: a cycle ends early at that attempt, and a retry of a delivery that has had them all answers 409.',
+  })
   @ApiAcceptedResponse({ type: DeliveryResponse })
   @ApiErrors(404, 409)
   retry(@StoreId() storeId: string, @Param('id') id: string): Promise<DeliveryResponse> {

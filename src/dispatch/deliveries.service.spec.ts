@@ -78,3 +78,34 @@ describe('DeliveriesService.replay', () => {
     expect(replay).not.toHaveBeenCalled();
   });
 });
+
+describe('DeliveriesService.retry', () => {
+  const config = loadConfig({ MAX_ATTEMPTS_PER_DELIVERY: '5' });
+
+  function service(state: { status: string; attemptCount: number }) {
+    const restart = jest.fn().mockResolvedValue({ id: 'del_1', status: 'pending', createdAt: new Date(), updatedAt: new Date() });
+    const deliveries = new DeliveriesService(
+      config,
+      { stateInStore: jest.fn().mockResolvedValue({ ...state, webhookId: 'wh_1' }), restart } as unknown as DeliveryLog,
+      { require: jest.fn().mockResolvedValue({ isActive: true }) } as unknown as WebhooksService,
+      { notify: jest.fn() } as unknown as PgNotifier,
+    );
+    return { deliveries, restart };
+  }
+
+  it('refuses, as a conflict naming the limit, a delivery that has had MAX_ATTEMPTS_PER_DELIVERY attempts', async () => {
+    const { deliveries, restart } = service({ status: 'failed', attemptCount: 5 });
+    await expect(deliveries.retry('st_a', 'del_1')).rejects.toMatchObject({
+      code: DeliveryErrorCode.AttemptsExhausted,
+      kind: DomainErrorKind.Conflict,
+      message: 'Delivery del_1 has had 5 attempts, the most a delivery may have (MAX_ATTEMPTS_PER_DELIVERY); it cannot be retried again',
+    });
+    expect(restart).not.toHaveBeenCalled();
+  });
+
+  it('restarts one below it', async () => {
+    const { deliveries, restart } = service({ status: 'failed', attemptCount: 4 });
+    await deliveries.retry('st_a', 'del_1');
+    expect(restart).toHaveBeenCalledWith('st_a', 'del_1');
+  });
+});

@@ -44,11 +44,16 @@ export class DeliveriesService {
     };
   }
 
-  /** A failed or succeeded delivery starts a new cycle (same event id and body); pending → 409. */
+  /**
+   * A failed or succeeded delivery starts a new cycle (same event id and body); pending → 409, and
+   * so is one that has had its MAX_ATTEMPTS_PER_DELIVERY attempts.
+   */
   async retry(storeId: string, id: string): Promise<DeliveryResponse> {
     const current = await this.deliveries.stateInStore(storeId, id);
     if (!current) throw DeliveryError.notFound(id);
     if (current.status === 'pending') throw DeliveryError.stillPending(id);
+    const maxAttempts = this.config.maxAttemptsPerDelivery;
+    if (current.attemptCount >= maxAttempts) throw DeliveryError.attemptsExhausted(id, maxAttempts);
     await this.requireActive(storeId, current.webhookId);
     const restarted = await this.deliveries.restart(storeId, id);
     if (!restarted) throw DeliveryError.stillPending(id);

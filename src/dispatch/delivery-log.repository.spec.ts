@@ -10,7 +10,7 @@ import { DeliveryLog } from './delivery-log.repository';
 const TODAY = timeDigits(Date.now());
 const id = (short: string): string => `${short.slice(0, 4)}${TODAY}${short.slice(4).padStart(16, '0')}`;
 
-const CONFIG = { retentionDays: 30, maxReplayDeliveries: 10_000, replayTimeoutMs: 30_000 } as AppConfig;
+const CONFIG = { retentionDays: 30, maxReplayDeliveries: 10_000, replayTimeoutMs: 30_000, maxAttemptsPerDelivery: 100 } as AppConfig;
 
 describe('DeliveryLog', () => {
   let db: TestDatabase;
@@ -76,8 +76,22 @@ describe('DeliveryLog', () => {
     expect(await log.restart('st_default', id('del_2'))).toMatchObject({ id: id('del_2'), status: 'pending' });
     expect(await log.restartFailed('st_default', 'wh_st_other')).toEqual({ queued: 0, next: null });
     expect(await log.restartFailed('st_default', 'wh_st_default')).toEqual({ queued: 1, next: null });
-    expect(await log.stateInStore('st_default', id('del_1'))).toEqual({ status: 'pending', webhookId: 'wh_st_default' });
-    expect(await log.stateInStore('st_other', id('del_4'))).toEqual({ status: 'failed', webhookId: 'wh_st_other' });
+    expect(await log.stateInStore('st_default', id('del_1'))).toEqual({ status: 'pending', webhookId: 'wh_st_default', attemptCount: 0 });
+    expect(await log.stateInStore('st_other', id('del_4'))).toEqual({ status: 'failed', webhookId: 'wh_st_other', attemptCount: 0 });
+  });
+
+  it('leaves a delivery that has had MAX_ATTEMPTS_PER_DELIVERY attempts as it is', async () => {
+    const capped = new DeliveryLog(dataSource, { ...CONFIG, maxAttemptsPerDelivery: 5 } as AppConfig);
+    await db.query(`UPDATE deliveries SET status = 'failed', attempt_count = 5 WHERE id = $1`, [id('del_4')]);
+    try {
+      expect(await capped.stateInStore('st_other', id('del_4'))).toMatchObject({ status: 'failed', attemptCount: 5 });
+      expect(await capped.restart('st_other', id('del_4'))).toBeNull();
+      expect(await capped.restartFailed('st_other', 'wh_st_other')).toEqual({ queued: 0, next: null });
+      await db.query(`UPDATE deliveries SET attempt_count = 4 WHERE id = $1`, [id('del_4')]);
+      expect(await capped.restartFailed('st_other', 'wh_st_other')).toEqual({ queued: 1, next: null });
+    } finally {
+      await db.query(`UPDATE deliveries SET status = 'failed', attempt_count = 0, next_attempt_at = NULL WHERE id = $1`, [id('del_4')]);
+    }
   });
 
   it('neither retries nor finds for a retry a delivery older than retention', async () => {

@@ -121,9 +121,10 @@ export class DeliveryLog {
   }
 
   /** Just what a retry decides on (no envelope body). */
-  async stateInStore(storeId: string, id: string): Promise<{ status: DeliveryStatus; webhookId: string } | null> {
-    const rows: Array<{ status: DeliveryStatus; webhookId: string }> = await this.dataSource.query(
-      `SELECT status, webhook_id AS "webhookId" FROM deliveries WHERE id = $1 AND store_id = $2 AND id >= ${DeliveryLog.floor('$3')}`,
+  async stateInStore(storeId: string, id: string): Promise<{ status: DeliveryStatus; webhookId: string; attemptCount: number } | null> {
+    const rows: Array<{ status: DeliveryStatus; webhookId: string; attemptCount: number }> = await this.dataSource.query(
+      `SELECT status, webhook_id AS "webhookId", attempt_count AS "attemptCount"
+       FROM deliveries WHERE id = $1 AND store_id = $2 AND id >= ${DeliveryLog.floor('$3')}`,
       [id, storeId, this.config.retentionDays],
     );
     return rows[0] ?? null;
@@ -161,14 +162,18 @@ export class DeliveryLog {
     );
   }
 
-  /** Starts a new cycle for a finished delivery; null when it is pending (or unknown). */
+  /**
+   * Starts a new cycle for a finished delivery; null when it is pending (or unknown), or has had
+   * its MAX_ATTEMPTS_PER_DELIVERY attempts.
+   */
   async restart(storeId: string, id: string): Promise<DeliveryRow | null> {
     const rows = await rowsOf<DeliveryRow>(
       this.dataSource,
       `UPDATE deliveries d SET ${RESTART_SET}
        WHERE d.id = $1 AND d.store_id = $2 AND d.status <> 'pending' AND d.id >= ${DeliveryLog.floor('$3')}
+         AND d.attempt_count < $4
        RETURNING ${DELIVERY_COLUMNS}`,
-      [id, storeId, this.config.retentionDays],
+      [id, storeId, this.config.retentionDays, this.config.maxAttemptsPerDelivery],
     );
     return rows[0] ?? null;
   }
@@ -176,7 +181,8 @@ export class DeliveryLog {
   /**
    * Starts a new cycle for the endpoint's failed deliveries of events published at or after
    * `since` (all when not given), in event order, at most MAX_REPLAY_DELIVERIES of them (see
-   * {@link boundBatch} for `next`). Null while another replay or retry-failed of the endpoint runs.
+   * {@link boundBatch} for `next`). One that has had its MAX_ATTEMPTS_PER_DELIVERY attempts stays
+   * failed. Null while another replay or retry-failed of the endpoint runs.
    */
   restartFailed(storeId: string, webhookId: string, since?: Date): Promise<QueuedBatch | null> {
     return this.exclusively(webhookId, async (manager) => {
@@ -184,8 +190,16 @@ export class DeliveryLog {
         manager,
         `SELECT id FROM deliveries
          WHERE store_id = $1 AND webhook_id = $2 AND status = 'failed' AND id >= $3 AND id >= ${DeliveryLog.floor('$5')}
+           AND attempt_count < $6
          ORDER BY id LIMIT $4`,
-        [storeId, webhookId, idFloor('del', since?.getTime() ?? 0), this.config.maxReplayDeliveries + 1, this.config.retentionDays],
+        [
+          storeId,
+          webhookId,
+          idFloor('del', since?.getTime() ?? 0),
+          this.config.maxReplayDeliveries + 1,
+          this.config.retentionDays,
+          this.config.maxAttemptsPerDelivery,
+        ],
       );
       const batch = boundBatch(
         candidates.map((row) => row.id),

@@ -3,6 +3,7 @@ import { DomainError, DomainErrorKind } from '../common/domain-error';
 export enum DeliveryErrorCode {
   NotFound = 'delivery_not_found',
   StillPending = 'delivery_still_pending',
+  AttemptsExhausted = 'delivery_attempts_exhausted',
   WebhookInactive = 'webhook_inactive',
   InvalidReplayWindow = 'invalid_replay_window',
   ReplayRunning = 'replay_running',
@@ -24,6 +25,15 @@ export class DeliveryError extends DomainError<DeliveryErrorCode> {
       DeliveryErrorCode.StillPending,
       DomainErrorKind.Conflict,
       `Delivery ${id} is still pending; retry it once it has finished`,
+    );
+  }
+
+  /** The delivery has had every attempt it may ever get (MAX_ATTEMPTS_PER_DELIVERY), manual retries included. */
+  static attemptsExhausted(id: string, maxAttempts: number): DeliveryError {
+    return new DeliveryError(
+      DeliveryErrorCode.AttemptsExhausted,
+      DomainErrorKind.Conflict,
+      `Delivery ${id} has had ${maxAttempts} attempts, the most a delivery may have (MAX_ATTEMPTS_PER_DELIVERY); it cannot be retried again`,
     );
   }
 
