@@ -140,7 +140,7 @@ describe('endpoint headers (RETRY_SCHEDULE_MS=0,200,200)', () => {
       expect(await rowsContaining(t.db, 'Bearer rotated')).toBe(0);
     });
 
-    it('refuses null for a sensitive header with no stored value, and for any other header, changing nothing', async () => {
+    it('refuses null for a sensitive header with no stored value or for any other header, and an empty credential, changing nothing', async () => {
       const before = (await t.db.query('SELECT * FROM webhooks WHERE id = $1', [webhook.id]))[0];
       await expectError(
         await put(webhook.id, { headers: { Cookie: null } }),
@@ -148,6 +148,12 @@ describe('endpoint headers (RETRY_SCHEDULE_MS=0,200,200)', () => {
         /headers: "Cookie" is null, which keeps a stored value, but none is stored/,
       );
       await expectError(await put(webhook.id, { headers: { 'X-Store': null } }), 400, /headers: the value of "X-Store" must be a string/);
+      // A form that shows no value and sends back what it shows must not erase the credential.
+      await expectError(
+        await put(webhook.id, { headers: { Authorization: '', 'X-Store': 'b' } }),
+        400,
+        /"Authorization" must not be empty/,
+      );
       expect((await t.db.query('SELECT * FROM webhooks WHERE id = $1', [webhook.id]))[0]).toEqual(before);
       const counts = await rowCounts(t.db);
       await expectError(

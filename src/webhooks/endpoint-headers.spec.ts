@@ -75,6 +75,10 @@ describe('endpointHeaderProblems', () => {
     expect(endpointHeaderProblems({ 'X-Token': 3 })).toEqual([
       'headers: the value of "X-Token" must be a string (or null to keep the stored one)',
     ]);
+    expect(endpointHeaderProblems({ Authorization: '' })).toEqual([
+      'headers: the value of "Authorization" must not be empty (give the value, or null to keep the stored one)',
+    ]);
+    expect(endpointHeaderProblems({ 'X-Store': '' })).toEqual([]);
   });
 });
 

@@ -98,6 +98,9 @@ export function endpointHeaderProblems(headers: unknown): string[] {
       problems.push(`headers: the value of ${shown} must be printable ASCII (no control characters or line breaks)`);
     else if (value.length > MAX_HEADER_VALUE_LENGTH)
       problems.push(`headers: the value of ${shown} must be at most ${MAX_HEADER_VALUE_LENGTH} characters`);
+    // An empty credential carries nothing; refused, a client that shows no value cannot erase one by saving it.
+    else if (value === '' && isSensitiveHeader(name))
+      problems.push(`headers: the value of ${shown} must not be empty (give the value, or null to keep the stored one)`);
   }
   if (problems.length === 0) {
     const size = endpointHeadersSize(headers as Record<string, string | null>);

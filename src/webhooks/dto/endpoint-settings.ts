@@ -36,7 +36,7 @@ export class EndpointSettingsDto {
       'values printable ASCII up to 1 KiB, and all names and values together at most 8 KiB. ' +
       'Content-Type, Content-Length, Host, User-Agent, hop-by-hop headers, X-Webhook-* and webhook-* are refused. ' +
       'Sensitive headers (Authorization, Cookie, and any name containing key, token, secret, auth, password or signature) are stored ' +
-      'encrypted and never returned; on PUT, giving one as null keeps its stored value. A PUT replaces the whole set. Default {}.',
+      'encrypted, never returned and never empty; on PUT, giving one as null keeps its stored value. A PUT replaces the whole set. Default {}.',
   })
   @ValidateIf((_dto: object, value: unknown) => value !== undefined)
   @Checked('endpointHeaders', endpointHeaderProblems)
