@@ -243,6 +243,30 @@ describe('endpoint health (RETRY_SCHEDULE_MS=0, ENDPOINT_DISABLE_AFTER_MS=1500ms
     expect(await eventCount(t.db, store.id, 'webhook.disabled')).toBe(1);
   });
 
+  it('changes nothing and tells nobody again when a person disables an endpoint Hookline disabled', async () => {
+    const store = await newStore(t, receiver, 'Gone, then disabled by hand');
+    answers.set('/gone-again', () => 410);
+    const gone = await store.webhook('/gone-again', ['order.created']);
+    await store.webhook('/watch-gone-again', ['webhook.disabled']);
+    await publish(t, 'order.created', orderData(1), {}, store.key);
+    const disabled = await eventually(
+      () => store.get(gone.id),
+      (w) => !w.isActive,
+    );
+    await receiver.waitFor(1, (r) => r.path === '/watch-gone-again');
+    const row = await t.db.query('SELECT * FROM webhooks WHERE id = $1', [gone.id]);
+
+    const again = await expectJson<WebhookView>(
+      await t.api(`/webhooks/${gone.id}`, { method: 'PUT', json: { isActive: false }, key: store.key }),
+      200,
+    );
+    expect(again).toEqual(disabled);
+    expect(again).toMatchObject({ isActive: false, disabledReason: 'gone' });
+    expect(await t.db.query('SELECT * FROM webhooks WHERE id = $1', [gone.id])).toEqual(row);
+    // The event would be written in the PUT's own transaction: there is none.
+    expect(await eventCount(t.db, store.id, 'webhook.disabled')).toBe(1);
+  });
+
   it('sends no webhook.disabled when a person disables an endpoint', async () => {
     const store = await newStore(t, receiver, 'Manual');
     const target = await store.webhook('/manual', ['order.created']);

@@ -259,6 +259,24 @@ describe('batch publishing (POST /events/batch and EventPublisher.publishMany)',
     await receiver.waitFor(2, (r) => r.path === '/batch/reuse');
   });
 
+  it('refuses an Idempotency-Key header with 400 pointing at the per-event idempotencyKey, publishing nothing', async () => {
+    const before = await counts(t);
+    for (const key of ['batch-1', '']) {
+      const res = await t.api('/events/batch', {
+        method: 'POST',
+        headers: { 'Idempotency-Key': key },
+        json: { events: [{ type: 'payment.received', data: { ...payment, orderId: 'ord_header' } }] },
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: ['The Idempotency-Key header is not read by POST /events/batch: give each event its own key in events[].idempotencyKey'],
+      });
+    }
+    expect(await counts(t)).toEqual(before);
+  });
+
   it('publishMany joins the caller’s transaction: a rollback publishes nothing, a commit delivers every event', async () => {
     const webhook = await createWebhook(t, `${receiver.url}/batch/outbox`, ['customer.updated']);
     const publisher = t.app.get(EventPublisher);

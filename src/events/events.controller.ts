@@ -57,7 +57,13 @@ export class EventsController {
       "(`events[3].data.total is required`). An event's `idempotencyKey` works as the `Idempotency-Key` header does for " +
       'POST /events: a repeat answers the first event and delivers nothing again; a key already used for another type or ' +
       'data is refused with 422, and nothing of the batch is published. Two events of one batch may not share a key (400). ' +
-      'When every event of the batch is a repeat, the answer is 200 with `Idempotent-Replayed: true`. The body may be up to 10 MiB.',
+      'When every event of the batch is a repeat, the answer is 200 with `Idempotent-Replayed: true`. The body may be up to 10 MiB. ' +
+      'An `Idempotency-Key` header is refused with 400: one key cannot stand for many events, so each event carries its own.',
+  })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Not accepted on this route (400): give each event its own `idempotencyKey` instead',
   })
   @ApiAcceptedResponse({ type: PublishedBatchResponse, description: 'Accepted for delivery: one entry per event, in the same order' })
   @ApiOkResponse({
@@ -71,8 +77,15 @@ export class EventsController {
   async publishMany(
     @StoreId() storeId: string,
     @Body() dto: PublishBatchDto,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<PublishedBatchResponse> {
+    // Ignored, the header would let a client believe its retry of the batch is safe.
+    if (idempotencyKey !== undefined) {
+      throw new BadRequestException([
+        'The Idempotency-Key header is not read by POST /events/batch: give each event its own key in events[].idempotencyKey',
+      ]);
+    }
     const published = await this.events.publishMany(storeId, dto.events);
     const replayed = published.every((event) => event.duplicate);
     res.status(replayed ? 200 : 202);

@@ -87,4 +87,33 @@ describe('WebhookRepository.insertWithinLimit', () => {
     ]);
     expect(await repository.countDisabled()).toEqual([{ reason: 'failing', count: 1 }]);
   });
+
+  it('changes nothing and tells nobody when asked to make an inactive endpoint inactive', async () => {
+    const stored = (await repository.insertWithinLimit(webhook('st_b'), 100))!;
+    await repository.disable(stored.id, 'gone', []);
+    const before = await db.query('SELECT * FROM webhooks WHERE id = $1', [stored.id]);
+    const handler = jest.fn();
+    const again = await repository.update('st_b', stored.id, { isActive: false, disabledReason: 'manual', disabledAt: new Date() }, [
+      handler,
+    ]);
+    expect(again).toMatchObject({ isActive: false, disabledReason: 'gone' });
+    expect(handler).not.toHaveBeenCalled();
+    expect(await db.query('SELECT * FROM webhooks WHERE id = $1', [stored.id])).toEqual(before);
+
+    // Other fields of the same request still apply; the reason stays Hookline's.
+    const renamed = await repository.update('st_b', stored.id, { name: 'renamed', isActive: false, disabledReason: 'manual' }, [handler]);
+    expect(renamed).toMatchObject({ name: 'renamed', isActive: false, disabledReason: 'gone' });
+    expect(handler).not.toHaveBeenCalled();
+    expect(await repository.update('st_a', stored.id, { isActive: false }, [handler])).toBeNull();
+  });
+
+  it('runs the handlers when an active endpoint is made inactive', async () => {
+    const stored = (await repository.insertWithinLimit(webhook('st_b'), 100))!;
+    const handler = jest.fn();
+    const updated = await repository.update('st_b', stored.id, { isActive: false, disabledReason: 'manual', disabledAt: new Date() }, [
+      handler,
+    ]);
+    expect(updated).toMatchObject({ isActive: false, disabledReason: 'manual' });
+    expect(handler).toHaveBeenCalledTimes(1);
+  });
 });

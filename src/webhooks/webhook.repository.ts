@@ -136,7 +136,12 @@ export class WebhookRepository {
     return this.pages.read({ storeId, ...filter });
   }
 
-  /** Applies `changes`; when the endpoint goes inactive, `onDeactivated` runs in the same transaction. */
+  /**
+   * Applies `changes`; when the endpoint goes from active to inactive, `onDeactivated` runs in the
+   * same transaction. An `isActive` it already has changes nothing (nor its reason, nor its
+   * time), and an update left with nothing to change writes nothing: disabling an endpoint that
+   * is already inactive (Hookline disabled it, say) tells nobody again.
+   */
   async update(
     storeId: string,
     id: string,
@@ -144,10 +149,24 @@ export class WebhookRepository {
     onDeactivated: readonly DeactivationHandler[] = [],
   ): Promise<Webhook | null> {
     return this.webhooks.manager.transaction(async (manager) => {
-      const result = await manager.update(Webhook, { id, storeId }, { ...changes, updatedAt: () => 'now()' });
-      if (!result.affected) return null;
+      // Locked, so that a concurrent disabling (a worker's, another PUT) is seen before deciding.
+      const [row] = await rowsOf<{ isActive: boolean }>(
+        manager,
+        `SELECT is_active AS "isActive" FROM webhooks WHERE id = $1 AND store_id = $2 FOR UPDATE`,
+        [id, storeId],
+      );
+      if (!row) return null;
+      const effective = { ...changes };
+      if (effective.isActive === row.isActive) {
+        delete effective.isActive;
+        delete effective.disabledReason;
+        delete effective.disabledAt;
+      }
+      if (Object.keys(effective).length > 0) {
+        await manager.update(Webhook, { id, storeId }, { ...effective, updatedAt: () => 'now()' });
+      }
       const updated = await manager.findOne(Webhook, { where: { id, storeId } });
-      if (updated && changes.isActive === false) for (const handler of onDeactivated) await handler(manager, updated);
+      if (updated && effective.isActive === false) for (const handler of onDeactivated) await handler(manager, updated);
       return updated;
     });
   }

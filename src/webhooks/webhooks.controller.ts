@@ -49,7 +49,9 @@ export class WebhooksController {
   @RequireScopes('webhooks:write')
   @ApiOperation({
     summary: 'Update an endpoint (partial: fields left out keep their value)',
-    description: 'Setting isActive to false ends its pending deliveries as failed; they can be retried once it is active.',
+    description:
+      'Setting isActive to false ends its pending deliveries as failed; they can be retried once it is active. ' +
+      'On an endpoint already inactive it changes nothing: its disabledReason and disabledAt stay, and no webhook.disabled is sent.',
   })
   @ApiOkResponse({ type: WebhookResponse })
   @ApiErrors(400, 404)
