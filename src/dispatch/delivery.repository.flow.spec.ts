@@ -31,7 +31,7 @@ describe('DeliveryRepository flow control', () => {
     pool = new Pool({ connectionString: db.url, max: 2 });
     otherPool = new Pool({ connectionString: db.url, max: 2 });
     workers = [new DeliveryRepository(pool), new DeliveryRepository(otherPool)];
-    log = new DeliveryLog(dataSource, { retentionDays: 30 } as AppConfig);
+    log = new DeliveryLog(dataSource, { retentionDays: 30, maxAttemptsPerDelivery: 100 } as AppConfig);
     for (const [id, settings] of [
       ['wh_ordered', 'ordered = true'],
       ['wh_limited', 'rate_limit_per_second = 2'],

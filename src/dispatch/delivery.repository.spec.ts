@@ -30,7 +30,7 @@ describe('DeliveryRepository', () => {
     await runMigrationsLocked(dataSource);
     pool = new Pool({ connectionString: db.url, max: 2 });
     repository = new DeliveryRepository(pool);
-    log = new DeliveryLog(dataSource, { retentionDays: 30 } as AppConfig);
+    log = new DeliveryLog(dataSource, { retentionDays: 30, maxAttemptsPerDelivery: 100 } as AppConfig);
     await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ($1, 'st_default', 'order.created', '{"id":"evt_1"}')`, [EVENT]);
     for (const id of ['wh_a', 'wh_b']) {
       await db.query(
