@@ -54,10 +54,14 @@ describe('several dispatchers, slow endpoints', () => {
 
   /**
    * An app with 4 slots per endpoint and two endpoints under `/<prefix>/`: `hanging`, whose
-   * requests the receiver holds until `release()`, and `healthy`.
+   * requests the receiver holds until `release()`, and `healthy`. Both belong to one store, which
+   * may use every slot: a store's own share (STORE_CONCURRENCY, a quarter by default, here as few
+   * as an endpoint's) is test/fair-dispatch.e2e-spec.ts's subject, not this one's.
    */
   async function withHangingEndpoint(prefix: string, test: (t: TestApp, release: () => void) => Promise<void>): Promise<void> {
-    const t = await startApp({ env: { DELIVERY_TIMEOUT_MS: '5000', ENDPOINT_CONCURRENCY: '4', DISPATCH_CONCURRENCY: '16' } });
+    const t = await startApp({
+      env: { DELIVERY_TIMEOUT_MS: '5000', ENDPOINT_CONCURRENCY: '4', DISPATCH_CONCURRENCY: '16', STORE_CONCURRENCY: '16' },
+    });
     const hung: Array<() => void> = [];
     receiver.respondWith((request, res) => {
       if (request.path === `/${prefix}/hanging`) hung.push(() => res.writeHead(200).end());

@@ -257,6 +257,9 @@ describe('publishing (POST /events and EventPublisher)', () => {
       excluded: [full.id],
       partial: [{ webhookId: partial.id, available: 1 }],
       perEndpoint: 4,
+      excludedStores: [],
+      partialStores: [],
+      perStore: 100,
       leaseMs: 60_000,
       leaseToken: 'hand-off-test',
     };

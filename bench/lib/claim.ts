@@ -10,6 +10,9 @@ import { BenchDatabase, bulkPublish, createDatabase } from './db';
 import { fillDays } from './fill-days';
 import { median, percentile, round } from './stats';
 
+/** One store's claims with nothing in flight: every endpoint and the store have all their slots. */
+const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 64, excludedStores: [], partialStores: [], perStore: 500 };
+
 export interface ClaimSizes {
   /** Due pending deliveries the claim picks its batch from. */
   pending: number;
@@ -118,13 +121,12 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
     for (const [name, value] of Object.entries(DISPATCH_SESSION_SETTINGS))
       await client.query(`SELECT set_config($1, $2, false)`, [name, value]);
     const repo = repositoryOn(client, capture);
-    const limits = { excluded: [], partial: [], perEndpoint: 64 };
     for (let run = 0; run < sizes.runs + 5; run++) {
       await client.query('BEGIN');
       try {
         const token = randomUUID();
         let started = performance.now();
-        const rows = (await repo.claimDue(sizes.batch, 32_000, token, limits)).deliveries;
+        const rows = (await repo.claimDue(sizes.batch, 32_000, token, NO_LIMITS)).deliveries;
         const claimTook = performance.now() - started;
         claimed = rows.length;
         const outcomes = succeededOutcomes(rows, token);
@@ -154,12 +156,12 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
     };
     try {
       const token = randomUUID();
-      const rows = (await repo.claimDue(sizes.batch, 32_000, token, { excluded: [], partial: [], perEndpoint: 64 })).deliveries;
+      const rows = (await repo.claimDue(sizes.batch, 32_000, token, NO_LIMITS)).deliveries;
       await client.query('SAVEPOINT claimed');
       await repo.recordOutcomes(succeededOutcomes(rows, token));
       await client.query('ROLLBACK TO SAVEPOINT claimed');
       recordPlan = await explain();
-      await repo.claimDue(sizes.batch, 32_000, randomUUID(), { excluded: [], partial: [], perEndpoint: 64 });
+      await repo.claimDue(sizes.batch, 32_000, randomUUID(), NO_LIMITS);
       plan = await explain();
     } finally {
       await client.query('ROLLBACK');

@@ -122,6 +122,14 @@ describe('loadConfig', () => {
     expect(problems[0]).toContain(name);
   });
 
+  it('gives a store a quarter of DISPATCH_CONCURRENCY unless STORE_CONCURRENCY says otherwise, never more than all', () => {
+    expect(loadConfig({}).storeConcurrency).toBe(128);
+    expect(loadConfig({ DISPATCH_CONCURRENCY: '2' }).storeConcurrency).toBe(1);
+    expect(loadConfig({ STORE_CONCURRENCY: '300' }).storeConcurrency).toBe(300);
+    expect(loadConfig({ DISPATCH_CONCURRENCY: '64', STORE_CONCURRENCY: '100' }).storeConcurrency).toBe(64);
+    expect(() => loadConfig({ STORE_CONCURRENCY: '0' })).toThrow('STORE_CONCURRENCY must be an integer from 1 to 10000');
+  });
+
   it('reports every bad variable at once', () => {
     const problems = problemsOf({ PORT: 'x', ROLE: 'y' });
     expect(problems.join('\n')).toMatch(/PORT[\s\S]*ROLE|ROLE[\s\S]*PORT/);

@@ -53,6 +53,8 @@ export class AppConfig {
   readonly dbPoolSize: number;
   readonly dispatchConcurrency: number;
   readonly endpointConcurrency: number;
+  /** Slots one store may hold at once (STORE_CONCURRENCY), at most dispatchConcurrency. */
+  readonly storeConcurrency: number;
   readonly shutdownTimeoutMs: number;
   /** Added to deliveryTimeoutMs to make a claim's lease (see Dispatcher). */
   readonly leaseMarginMs: number;
@@ -154,6 +156,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dbPoolSize: vars.DB_POOL_SIZE,
     dispatchConcurrency: vars.DISPATCH_CONCURRENCY,
     endpointConcurrency: vars.ENDPOINT_CONCURRENCY,
+    storeConcurrency: Math.min(vars.STORE_CONCURRENCY ?? Math.max(1, Math.floor(vars.DISPATCH_CONCURRENCY / 4)), vars.DISPATCH_CONCURRENCY),
     shutdownTimeoutMs: vars.SHUTDOWN_TIMEOUT_MS,
     leaseMarginMs: vars.LEASE_MARGIN_MS,
     rateLimitPerMinute: vars.RATE_LIMIT_PER_MINUTE,

@@ -182,6 +182,11 @@ export class EnvironmentVariables {
   @IntegerInRange(1, 1000)
   ENDPOINT_CONCURRENCY = 64;
 
+  /** Slots of DISPATCH_CONCURRENCY one store may hold at once; unset: a quarter of them (at least 1). */
+  @IsOptional()
+  @IntegerInRange(1, 10_000)
+  STORE_CONCURRENCY?: number;
+
   @IntegerInRange(0, 600_000)
   SHUTDOWN_TIMEOUT_MS = 15_000;
 

@@ -8,6 +8,7 @@ import { PartitionedLog1795800000000 } from './migrations/1795800000000-Partitio
 import { DeliveriesWithoutEventIndex1795900000000 } from './migrations/1795900000000-DeliveriesWithoutEventIndex';
 import { DeliveryRestartedAt1796200000000 } from './migrations/1796200000000-DeliveryRestartedAt';
 import { SensitiveHeaders1796100000000 } from './migrations/1796100000000-SensitiveHeaders';
+import { DeliveriesDueByStore1796400000000 } from './migrations/1796400000000-DeliveriesDueByStore';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [
@@ -20,6 +21,7 @@ export const MIGRATIONS = [
   DeliveriesWithoutEventIndex1795900000000,
   DeliveryRestartedAt1796200000000,
   SensitiveHeaders1796100000000,
+  DeliveriesDueByStore1796400000000,
 ];
 
 /**

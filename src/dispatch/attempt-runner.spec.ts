@@ -13,6 +13,7 @@ function claimed(overrides: Partial<ClaimedDelivery> = {}): ClaimedDelivery {
     id: 'del_1',
     eventId: 'evt_1',
     webhookId: 'wh_1',
+    storeId: 'st_default',
     eventType: 'order.created',
     attemptNumber: 1,
     cycleAttempt: 1,

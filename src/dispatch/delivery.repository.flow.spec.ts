@@ -8,7 +8,7 @@ import { runMigrationsLocked } from '../database/run-migrations';
 import { DeliveryLog } from './delivery-log.repository';
 import { DeliveryRepository, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
 
-const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100 };
+const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100, excludedStores: [], partialStores: [], perStore: 100 };
 
 /** Ids in the layout Hookline makes, so that they fall in today's partitions. */
 const TODAY = timeDigits(Date.now());
@@ -207,6 +207,21 @@ describe('DeliveryRepository flow control', () => {
         `SELECT extract(epoch FROM window_start - date_trunc('second', now()))::int AS ahead, requests FROM endpoint_rate_windows`,
       );
       expect(row).toEqual({ ahead: 1, requests: 3 });
+    });
+
+    it('puts off every delivery it took past the second’s quota, also those the endpoint’s slots left out', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) ids.push(await due('wh_limited'));
+      const claim = await workers[0].claimDue(100, 10_000, 'worker', {
+        ...NO_LIMITS,
+        partial: [{ webhookId: 'wh_limited', available: 1 }],
+      });
+      expect(claim.deliveries.map((d) => d.id)).toEqual([ids[0]]);
+      // The second is within the quota but had no slot: still due. The four past the quota wait in line.
+      const due2 = await db.query<{ id: string; waits: boolean }>(
+        `SELECT id, next_attempt_at > now() AS waits FROM deliveries WHERE lease_token IS NULL ORDER BY id`,
+      );
+      expect(due2).toEqual(ids.slice(1).map((id, i) => ({ id, waits: i > 0 })));
     });
 
     it('counts nothing for endpoints without a limit', async () => {

@@ -9,7 +9,7 @@ import { DeliveryLog } from './delivery-log.repository';
 import { DeliveryRepository, INACTIVE_ENDPOINT_ERROR, INTERRUPTED_ATTEMPT_ERROR, type AttemptOutcome } from './delivery.repository';
 import { attemptTrigger } from './retry-policy';
 
-const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100 };
+const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100, excludedStores: [], partialStores: [], perStore: 100 };
 
 /** Ids in the layout Hookline makes, so that they fall in today's partitions. */
 const TODAY = timeDigits(Date.now());
@@ -79,6 +79,7 @@ describe('DeliveryRepository', () => {
     await due('wh_b', 3);
     const claimed = await repository
       .claimDue(10, 10_000, 'lease', {
+        ...NO_LIMITS,
         excluded: ['wh_a'],
         partial: [{ webhookId: 'wh_b', available: 2 }],
         perEndpoint: 4,
@@ -296,6 +297,68 @@ describe('DeliveryRepository', () => {
       const late = await ended('wh_a', 'failed', { failureEvent: { ...event, id: 'evt_notice2' } });
       await repository.recordOutcomes([{ ...late, leaseToken: 'someone-else' }]);
       expect(await db.query(`SELECT id FROM events WHERE id = 'evt_notice2'`)).toEqual([]);
+    });
+  });
+
+  describe('stores in turn', () => {
+    beforeAll(async () => {
+      for (const store of ['st_b', 'st_c']) {
+        await db.query(`INSERT INTO stores (id, name) VALUES ($1, $1)`, [store]);
+        await db.query(
+          `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted) VALUES ($1, $2, $1, 'https://x.test/', '{order.created}', 'sealed')`,
+          [`wh_${store}`, store],
+        );
+      }
+    });
+
+    /** `count` due deliveries of `store`'s endpoint, due `agoSeconds` ago. */
+    async function dueIn(store: string, count: number, agoSeconds: number): Promise<string[]> {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const id = `del_${TODAY}${String(++sequence).padStart(16, '0')}`;
+        await db.query(
+          `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+           VALUES ($1, $2, $3, $4, 'order.created', now() - make_interval(secs => $5))`,
+          [id, store, EVENT, `wh_${store}`, agoSeconds],
+        );
+        ids.push(id);
+      }
+      return ids;
+    }
+
+    it('serves a store with one delivery due in the same claim as a store with many due before it', async () => {
+      await due('wh_a', 30);
+      const [quiet] = await dueIn('st_c', 1, 1);
+      const claim = await repository.claimDue(10, 10_000, 'worker', NO_LIMITS);
+      expect(claim.deliveries.map((d) => d.id)).toContain(quiet);
+      // Ten split between the two stores with due work: the one with more gets its five.
+      expect(claim.deliveries.filter((d) => d.storeId === 'st_default')).toHaveLength(5);
+      expect(claim.moreDue).toBe(true);
+    });
+
+    it('never takes more of a store than its free slots, and none of a store without any', async () => {
+      await due('wh_a', 5);
+      await dueIn('st_b', 5, 50);
+      const claim = await repository.claimDue(100, 10_000, 'worker', {
+        ...NO_LIMITS,
+        excludedStores: ['st_b'],
+        partialStores: [{ storeId: 'st_default', available: 2 }],
+      });
+      expect(claim.deliveries.map((d) => d.storeId)).toEqual(['st_default', 'st_default']);
+      // Each store took all it could: what is left waits for their slots, not for another claim.
+      expect(claim.moreDue).toBe(false);
+    });
+
+    it('starts after the store it is given, goes once around, and answers where the next claim goes on', async () => {
+      await dueIn('st_b', 2, 10);
+      await dueIn('st_c', 2, 10);
+      await due('wh_a', 2);
+      const first = await repository.claimDue(100, 10_000, 'worker', NO_LIMITS, { after: 'st_b', stores: 2 });
+      expect([...new Set(first.deliveries.map((d) => d.storeId))]).toEqual(['st_c', 'st_default']);
+      expect(first).toMatchObject({ lastStore: 'st_default', moreDue: true });
+      const second = await repository.claimDue(100, 10_000, 'worker', NO_LIMITS, { after: first.lastStore!, stores: 32 });
+      expect(second.deliveries.map((d) => d.storeId)).toEqual(['st_b', 'st_b']);
+      expect(second).toMatchObject({ lastStore: 'st_b', moreDue: false });
     });
   });
 });

@@ -14,6 +14,8 @@ export interface ClaimedDelivery {
   id: string;
   eventId: string;
   webhookId: string;
+  /** The store the delivery belongs to (its slots are counted per store). */
+  storeId: string;
   /** The type of the event carried (a failed delivery of an operational type tells nobody). */
   eventType: string;
   /** Number of this attempt over the delivery's life (the attempt row's `number`). */
@@ -38,16 +40,19 @@ export interface ClaimedDelivery {
 export interface ClaimBatch {
   deliveries: ClaimedDelivery[];
   /**
-   * Due rows the claim looked at, before the per-endpoint slots, order and rate limits cut it
-   * down: when it is the whole `limit`, more are due than were claimed.
+   * More may be due that another claim could take: a store took all the claim gave it and still
+   * has free slots (its share of the claim ran out, or its endpoints' slots cut it down), or the
+   * claim's turns ended before every store with due work had one.
    */
-  lockedCount: number;
+  moreDue: boolean;
+  /** The last store that had a turn, where the next claim's turns start; null when no store had one. */
+  lastStore: string | null;
   /** When the deliveries a rate limit put off come due (this process's clock), one entry per second. */
   deferredDueAt: number[];
 }
 
 /** A claimed delivery as the claim statement answers it, with the claim's figures on every row. */
-type ClaimRow = ClaimedDelivery & { lockedCount: number; deferredDueInMs: Array<number | string> | null };
+type ClaimRow = ClaimedDelivery & { moreDue: boolean; lastStore: string | null; deferredDueInMs: Array<number | string> | null };
 
 /** The result of one attempt and the decision taken on it, written together. */
 export interface AttemptOutcome {
@@ -97,17 +102,36 @@ export interface ScheduledRetry {
 export interface EndpointLimits {
   /** Endpoints with no free slot in this process: not claimed at all. */
   excluded: string[];
-  /** Endpoints with some slots taken: at most `available` each. */
+  /** Endpoints with some slots taken, or fewer of them after timeouts: at most `available` each. */
   partial: Array<{ webhookId: string; available: number }>;
   /** Slots of any other endpoint. */
   perEndpoint: number;
 }
 
+/** The same per store (STORE_CONCURRENCY). */
+export interface StoreLimits {
+  /** Stores with no free slot in this process: not claimed at all. */
+  excludedStores: string[];
+  /** Stores with some slots taken: at most `available` each. */
+  partialStores: Array<{ storeId: string; available: number }>;
+  /** Slots of any other store. */
+  perStore: number;
+}
+
+export type SlotLimits = EndpointLimits & StoreLimits;
+
+/** Where a claim's turns among stores start, and how many stores at most have one. */
+export interface StoreTurns {
+  /** Stores after this one (in id order) come first, then the walk wraps around to the others. */
+  after: string;
+  stores: number;
+}
+
 /**
  * Slots a worker offers to the publishes of its own process: at most `limit` deliveries, within
- * the per-endpoint slots, leased for `leaseMs` under `leaseToken` (Dispatcher.offerSlots).
+ * the per-endpoint and per-store slots, leased for `leaseMs` under `leaseToken` (Dispatcher.offerSlots).
  */
-export interface HandOff extends EndpointLimits {
+export interface HandOff extends SlotLimits {
   limit: number;
   leaseMs: number;
   leaseToken: string;
@@ -129,6 +153,12 @@ export interface AttemptRow {
  * it; a claim that came that little too early would leave the retry to the one-second sweep.
  */
 export const CLAIM_EARLY_MS = 20;
+
+/**
+ * Stores that take turns in one claim, at most: each costs the claim a probe of the per-store due
+ * index, and with more stores than this the next claim goes on from where this one stopped.
+ */
+export const STORE_TURNS = 32;
 
 /** Left on the waiting deliveries of an endpoint made inactive. */
 export const INACTIVE_ENDPOINT_ERROR = 'endpoint is inactive; retry the delivery once it is active again';
@@ -291,8 +321,16 @@ export class DeliveryRepository implements OnApplicationShutdown {
 
   /**
    * Claims up to `limit` due deliveries for this worker (FOR UPDATE SKIP LOCKED: workers never
-   * claim the same row), respecting per-endpoint slots, ordered endpoints and rate limits, and
-   * leases them for `leaseMs`.
+   * claim the same row), respecting per-store and per-endpoint slots, ordered endpoints and rate
+   * limits, and leases them for `leaseMs`.
+   *
+   * Stores take turns (docs/scaling.md, "Fair dispatch"): the claim walks the stores with due
+   * work in id order, starting after `turns.after` and wrapping around, at most `turns.stores` of
+   * them, one probe of the per-store due index each, skipping those whose slots are all taken.
+   * Each store that has a turn gets an even share of `limit`, within its free slots, and takes its
+   * own due deliveries in due order from its own range of that index: one store's backlog, however
+   * long, is never read to reach another's, and a store with one delivery due is served by the same
+   * claim as one with a million.
    *
    * A due row that still holds a lease belongs to a worker that died mid-attempt (the lease ran
    * out): its attempt is recorded as interrupted here, in the same statement, since the claiming
@@ -310,17 +348,57 @@ export class DeliveryRepository implements OnApplicationShutdown {
    * Deliveries of endpoints with neither setting pass through both steps untouched: one lookup of
    * the endpoint per claim, and nothing written.
    */
-  async claimDue(limit: number, leaseMs: number, leaseToken: string, limits: EndpointLimits): Promise<ClaimBatch> {
+  async claimDue(
+    limit: number,
+    leaseMs: number,
+    leaseToken: string,
+    limits: SlotLimits,
+    turns: StoreTurns = { after: '', stores: STORE_TURNS },
+  ): Promise<ClaimBatch> {
     // A named (prepared) statement, so that it is not planned at every claim (docs/scaling.md).
     const result = await this.pool.query<ClaimRow>({
       name: 'hookline-claim',
-      text: `WITH locked AS (
-         SELECT id, store_id, webhook_id, event_id, ordered, next_attempt_at, lease_token, attempt_count, cycle_attempts FROM deliveries
-         WHERE status = 'pending' AND next_attempt_at <= now() + make_interval(secs => $8::double precision / 1000)
-           AND NOT (webhook_id = ANY($1::text[]))
-         ORDER BY next_attempt_at
-         LIMIT $2
-         FOR UPDATE SKIP LOCKED
+      text: `WITH RECURSIVE walk(store_id, n, wrapped) AS (
+         (SELECT s.store_id, 1, s.wrapped FROM (
+           (SELECT store_id, false AS wrapped FROM deliveries
+            WHERE status = 'pending' AND store_id > $8 AND next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
+            ORDER BY store_id LIMIT 1)
+           UNION ALL
+           (SELECT store_id, true FROM deliveries
+            WHERE status = 'pending' AND next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
+            ORDER BY store_id LIMIT 1)
+         ) s LIMIT 1)
+         UNION ALL
+         SELECT nx.store_id, w.n + 1, nx.wrapped FROM walk w CROSS JOIN LATERAL (
+           (SELECT d.store_id, w.wrapped FROM deliveries d
+            WHERE d.status = 'pending' AND d.store_id > w.store_id
+              AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
+            ORDER BY d.store_id LIMIT 1)
+           UNION ALL
+           (SELECT d.store_id, true FROM deliveries d
+            WHERE NOT w.wrapped AND d.status = 'pending' AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
+            ORDER BY d.store_id LIMIT 1)
+           LIMIT 1
+         ) nx
+         -- Once around at most: after wrapping, up to the store the walk started after.
+         WHERE w.n < $9 AND (NOT nx.wrapped OR nx.store_id <= $8)
+       ), turns AS (
+         -- $2 split evenly among the stores with free slots (the first ones get the remainder).
+         SELECT w.n, w.store_id, coalesce(($11::jsonb ->> w.store_id)::int, $12) AS available,
+           ($2 / count(*) OVER () + CASE WHEN row_number() OVER (ORDER BY w.n) <= $2 % count(*) OVER () THEN 1 ELSE 0 END)::int AS share
+         FROM walk w
+         WHERE NOT (w.store_id = ANY ($10::text[]))
+       ), locked AS (
+         SELECT t.n AS turn, l.* FROM turns t CROSS JOIN LATERAL (
+           SELECT d.id, d.store_id, d.webhook_id, d.event_id, d.ordered, d.next_attempt_at, d.lease_token, d.attempt_count, d.cycle_attempts
+           FROM deliveries d
+           WHERE d.store_id = t.store_id AND d.status = 'pending'
+             AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
+             AND NOT (d.webhook_id = ANY ($1::text[]))
+           ORDER BY d.next_attempt_at
+           LIMIT least(t.available, t.share)
+           FOR UPDATE SKIP LOCKED
+         ) l
        ), gated AS (
          SELECT l.*, (NOT l.ordered OR NOT EXISTS (
            SELECT 1 FROM deliveries p
@@ -333,17 +411,17 @@ export class DeliveryRepository implements OnApplicationShutdown {
          RETURNING d.id
        ), ranked AS (
          -- Each row carries what the steps below need of it: with hash joins off on these
-         -- connections (dispatch-pool.ts), joining two of these lists again compares every row with every row.
+         -- connections (dispatch-pool.ts), joining two of these lists again compares every row with
+         -- every row; the free slots of endpoints are one JSON object, looked up by key.
          SELECT id, store_id, webhook_id, lease_token, next_attempt_at, attempt_count, cycle_attempts,
-           row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn
+           row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn,
+           coalesce(($3::jsonb ->> webhook_id)::int, $4) AS slots
          FROM gated WHERE free
-       ), fitting AS (
-         SELECT r.* FROM ranked r
-         LEFT JOIN unnest($3::text[], $4::int[]) AS a(webhook_id, available) ON a.webhook_id = r.webhook_id
-         WHERE r.rn <= COALESCE(a.available, $5)
        ), limited AS (
+         -- Every row locked of a rate-limited endpoint takes its place in line, whatever its
+         -- slots: those past the second's quota are put off, not left due for the next claim to read.
          SELECT f.webhook_id, w.store_id, w.rate_limit_per_second AS per_second, f.wanted
-         FROM (SELECT webhook_id, count(*)::int AS wanted FROM fitting GROUP BY webhook_id) f
+         FROM (SELECT webhook_id, count(*)::int AS wanted FROM ranked GROUP BY webhook_id) f
          JOIN webhooks w ON w.id = f.webhook_id
          WHERE w.rate_limit_per_second IS NOT NULL
        ), windows AS (
@@ -360,26 +438,27 @@ export class DeliveryRepository implements OnApplicationShutdown {
          SELECT l.webhook_id, l.per_second, w.window_start, w.requests - l.wanted AS before
          FROM limited l JOIN windows w ON w.webhook_id = l.webhook_id
        ), placed AS (
-         SELECT f.*, (q.webhook_id IS NULL OR q.before + f.rn <= q.per_second) AS go,
+         SELECT r.*, r.rn <= r.slots AND (q.webhook_id IS NULL OR q.before + r.rn <= q.per_second) AS go,
+           q.webhook_id IS NOT NULL AND q.before + r.rn > q.per_second AS put_off,
            -- Paced from this claim, a second on and then a tenth of the limit each tenth of a second:
            -- a full burst late in one second followed at once by the next second's whole quota would
            -- put twice the limit in one second as the receiver sees it.
-           now() + make_interval(secs => (1 + floor((q.before + f.rn - 1 - q.per_second) / ceil(q.per_second / 10.0))
+           now() + make_interval(secs => (1 + floor((q.before + r.rn - 1 - q.per_second) / ceil(q.per_second / 10.0))
              * ceil(q.per_second / 10.0) / q.per_second)::double precision) AS put_off_to
-         FROM fitting f LEFT JOIN quota q ON q.webhook_id = f.webhook_id
+         FROM ranked r LEFT JOIN quota q ON q.webhook_id = r.webhook_id
        ), chosen AS (
          SELECT * FROM placed WHERE go
        ), deferred AS (
          -- Only the rows put off are looked up (none when no endpoint is limited), each by its key.
          UPDATE deliveries d SET next_attempt_at = p.put_off_to, updated_at = now()
          FROM placed p
-         WHERE d.id = p.id AND NOT p.go AND p.lease_token IS NULL
+         WHERE d.id = p.id AND p.put_off AND p.lease_token IS NULL
          RETURNING d.next_attempt_at
        ), interrupted AS (
          INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
          SELECT c.id, c.store_id, c.attempt_count,
            CASE WHEN c.cycle_attempts = 1 AND c.attempt_count > 1 THEN 'manual' ELSE 'scheduled' END,
-           c.next_attempt_at - make_interval(secs => $6::double precision / 1000), 0, NULL, '${INTERRUPTED_ATTEMPT_ERROR}', NULL
+           c.next_attempt_at - make_interval(secs => $5::double precision / 1000), 0, NULL, '${INTERRUPTED_ATTEMPT_ERROR}', NULL
          FROM chosen c
          WHERE c.lease_token IS NOT NULL AND c.attempt_count > 0
          ON CONFLICT DO NOTHING
@@ -387,13 +466,13 @@ export class DeliveryRepository implements OnApplicationShutdown {
          -- Only the chosen rows, each found by its key in the partition of its id; the event and the
          -- endpoint are looked up below, one row each, so that the plan cannot start from them.
          UPDATE deliveries d
-         SET next_attempt_at = now() + make_interval(secs => $6::double precision / 1000), lease_token = $7,
+         SET next_attempt_at = now() + make_interval(secs => $5::double precision / 1000), lease_token = $6,
              attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
          FROM chosen c
          WHERE d.id = c.id
          RETURNING d.id, d.store_id, d.event_id, d.webhook_id, d.event_type, d.attempt_count, d.cycle_attempts, d.ordered
        ), sent AS (
-         SELECT d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId",
+         SELECT d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId", d.store_id AS "storeId",
            d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt", d.event_type AS "eventType",
            (SELECT e.body FROM events e WHERE e.id = d.event_id AND e.store_id = d.store_id) AS body,
            w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
@@ -402,28 +481,42 @@ export class DeliveryRepository implements OnApplicationShutdown {
          FROM claimed d
          JOIN webhooks w ON w.id = d.webhook_id AND w.store_id = d.store_id
        )
-       -- One row even when nothing was claimed: it carries how many rows were due and when put-off ones come due.
-       SELECT c.*, m."lockedCount", m."deferredDueInMs"
-       FROM (SELECT (SELECT count(*) FROM locked)::int AS "lockedCount",
+       -- One row even when nothing was claimed: it carries whether more is due, where the next
+       -- claim's turns start, and when put-off deliveries come due. More is due when the turns
+       -- ended before every store had one, or a store took all it was given and still has free
+       -- slots (its share of the claim ran out, or the slots of its endpoints did).
+       SELECT c.*, m."moreDue", m."lastStore", m."deferredDueInMs"
+       FROM (SELECT coalesce((SELECT max(n) FROM walk) >= $9, false) OR EXISTS (
+             SELECT 1 FROM turns t JOIN (SELECT turn, count(*) AS n FROM locked GROUP BY turn) l ON l.turn = t.n
+             WHERE l.n >= least(t.available, t.share) AND (SELECT count(*) FROM chosen c WHERE c.store_id = t.store_id) < t.available
+           ) AS "moreDue",
+           (SELECT store_id FROM walk ORDER BY n DESC LIMIT 1) AS "lastStore",
            (SELECT array_agg(DISTINCT extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000) FROM deferred) AS "deferredDueInMs"
          ) m
        LEFT JOIN sent c ON true`,
       values: [
         limits.excluded,
         limit,
-        limits.partial.map((p) => p.webhookId),
-        limits.partial.map((p) => p.available),
+        JSON.stringify(Object.fromEntries(limits.partial.map((p) => [p.webhookId, p.available]))),
         limits.perEndpoint,
         leaseMs,
         leaseToken,
         CLAIM_EARLY_MS,
+        turns.after,
+        turns.stores,
+        limits.excludedStores,
+        JSON.stringify(Object.fromEntries(limits.partialStores.map((p) => [p.storeId, p.available]))),
+        limits.perStore,
       ],
     });
     const answeredAt = Date.now();
     const meta = result.rows[0];
     return {
-      deliveries: result.rows.filter((row) => row.id !== null).map(({ lockedCount: _l, deferredDueInMs: _d, ...delivery }) => delivery),
-      lockedCount: meta?.lockedCount ?? 0,
+      deliveries: result.rows
+        .filter((row) => row.id !== null)
+        .map(({ moreDue: _m, lastStore: _s, deferredDueInMs: _d, ...delivery }) => delivery),
+      moreDue: meta?.moreDue ?? false,
+      lastStore: meta?.lastStore ?? null,
       deferredDueAt: (meta?.deferredDueInMs ?? []).map((ms) => answeredAt + Number(ms)),
     };
   }

@@ -3,7 +3,7 @@ import type { PgNotifier } from '../database/pg-notifier';
 import type { Metrics } from '../observability/metrics';
 import type { WebhooksService } from '../webhooks/webhooks.service';
 import type { SecretCipher } from '../webhooks/secret-cipher';
-import type { AttemptOutcome, ClaimBatch, ClaimedDelivery, DeliveryRepository, EndpointLimits } from './delivery.repository';
+import type { AttemptOutcome, ClaimBatch, ClaimedDelivery, DeliveryRepository, SlotLimits, StoreTurns } from './delivery.repository';
 import { Dispatcher } from './dispatcher';
 import type { SendResult, WebhookSender } from './webhook-sender';
 
@@ -13,17 +13,19 @@ const CONFIG = {
   leaseMarginMs: 1_000,
   dispatchConcurrency: 8,
   endpointConcurrency: 2,
+  storeConcurrency: 8,
   retryScheduleMs: [0, 1_000],
   shutdownTimeoutMs: 200,
 } as unknown as AppConfig;
 
 let sequence = 0;
-function claimed(webhookId: string): ClaimedDelivery {
+function claimed(webhookId: string, storeId = 'st_a'): ClaimedDelivery {
   sequence++;
   return {
     id: `del_${sequence}`,
     eventId: `evt_${sequence}`,
     webhookId,
+    storeId,
     eventType: 'order.created',
     attemptNumber: 1,
     cycleAttempt: 1,
@@ -40,10 +42,10 @@ function claimed(webhookId: string): ClaimedDelivery {
 
 const OK: SendResult = { startedAt: new Date(), durationMs: 1, statusCode: 200, error: null, responseBody: null, succeeded: true };
 
-/** A database of due deliveries, claimed as DeliveryRepository.claimDue does (limit and per-endpoint slots). */
+/** A database of due deliveries, claimed as DeliveryRepository.claimDue does (limit, per-endpoint and per-store slots). */
 class FakeRepository {
   due: ClaimedDelivery[] = [];
-  claims: Array<{ limit: number; limits: EndpointLimits }> = [];
+  claims: Array<{ limit: number; limits: SlotLimits; turns: StoreTurns }> = [];
   recorded: AttemptOutcome[] = [];
   released: string[] = [];
   failClaims = 0;
@@ -52,26 +54,29 @@ class FakeRepository {
   /** Called with each written batch, as the database would release what an outcome lets go. */
   onRecorded: (outcomes: AttemptOutcome[]) => void = () => undefined;
 
-  async claimDue(limit: number, _leaseMs: number, _token: string, limits: EndpointLimits): Promise<ClaimBatch> {
-    this.claims.push({ limit, limits: structuredClone(limits) });
+  async claimDue(limit: number, _leaseMs: number, _token: string, limits: SlotLimits, turns: StoreTurns): Promise<ClaimBatch> {
+    this.claims.push({ limit, limits: structuredClone(limits), turns });
     if (this.failClaims > 0) {
       this.failClaims--;
       throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     }
     const taken: ClaimedDelivery[] = [];
     const perEndpoint = new Map(limits.partial.map((p) => [p.webhookId, p.available]));
+    const perStore = new Map(limits.partialStores.map((p) => [p.storeId, p.available]));
     const locked = Math.min(limit, this.due.length);
     for (const delivery of this.due.slice(0, locked)) {
-      if (limits.excluded.includes(delivery.webhookId)) continue;
+      if (limits.excluded.includes(delivery.webhookId) || limits.excludedStores.includes(delivery.storeId)) continue;
       const available = perEndpoint.get(delivery.webhookId) ?? limits.perEndpoint;
-      if (available <= 0) continue;
+      const storeAvailable = perStore.get(delivery.storeId) ?? limits.perStore;
+      if (available <= 0 || storeAvailable <= 0) continue;
       perEndpoint.set(delivery.webhookId, available - 1);
+      perStore.set(delivery.storeId, storeAvailable - 1);
       taken.push(delivery);
     }
     this.due = this.due.filter((d) => !taken.includes(d));
     const deferredDueAt = this.deferredDueAt;
     this.deferredDueAt = [];
-    return { deliveries: taken, lockedCount: locked, deferredDueAt };
+    return { deliveries: taken, moreDue: locked >= limit, lastStore: taken.at(-1)?.storeId ?? null, deferredDueAt };
   }
   async recordOutcomes(outcomes: AttemptOutcome[]) {
     this.recorded.push(...outcomes);
@@ -98,28 +103,27 @@ describe('Dispatcher', () => {
   let repository: FakeRepository;
   let answers: Array<(result: SendResult) => void>;
   let hang: boolean;
+  /** What an attempt answers when it is not held (`hang`). */
+  let answer: SendResult;
   let dispatcher: Dispatcher;
 
-  beforeEach(() => {
-    repository = new FakeRepository();
-    answers = [];
-    hang = false;
+  function build(config: AppConfig): Dispatcher {
     const sender = {
-      send: () => (hang ? new Promise<SendResult>((resolve) => answers.push(resolve)) : Promise.resolve(OK)),
+      send: () => (hang ? new Promise<SendResult>((resolve) => answers.push(resolve)) : Promise.resolve(answer)),
     } as unknown as WebhookSender;
     const counter = { inc: () => undefined, observe: () => undefined };
     const metrics = { deliveryAttempts: counter, deliveryAttemptDuration: counter, deliveriesFinished: counter } as unknown as Metrics;
     const notifier = { listen: () => undefined, onReconnect: () => undefined } as unknown as PgNotifier;
     const cipher = { decrypt: () => 'whsec_test' } as unknown as SecretCipher;
-    dispatcher = new Dispatcher(
-      CONFIG,
-      repository as unknown as DeliveryRepository,
-      sender,
-      cipher,
-      notifier,
-      metrics,
-      {} as WebhooksService,
-    );
+    return new Dispatcher(config, repository as unknown as DeliveryRepository, sender, cipher, notifier, metrics, {} as WebhooksService);
+  }
+
+  beforeEach(() => {
+    repository = new FakeRepository();
+    answers = [];
+    hang = false;
+    answer = OK;
+    dispatcher = build(CONFIG);
   });
 
   afterEach(async () => {
@@ -146,6 +150,39 @@ describe('Dispatcher', () => {
     expect(last.limits.excluded).toEqual(['slow']);
     expect(last.limits.partial).toEqual([{ webhookId: 'fast', available: 1 }]);
     expect(repository.due.map((d) => d.webhookId)).toEqual(['slow', 'slow']);
+  });
+
+  it('never gives one store more than its share of the slots, and claims without it while they are all taken', async () => {
+    dispatcher = build({ ...CONFIG, storeConcurrency: 3 } as AppConfig);
+    hang = true;
+    repository.due = [...['a1', 'a2', 'a3', 'a4', 'a5'].map((id) => claimed(id, 'st_noisy')), claimed('b1', 'st_quiet')];
+    dispatcher.onApplicationBootstrap();
+    await until(() => answers.length === 4);
+    dispatcher.wake();
+    await until(() => repository.claims.length >= 2);
+    const last = repository.claims.at(-1)!;
+    expect(last.limits.excludedStores).toEqual(['st_noisy']);
+    expect(last.limits.partialStores).toEqual([{ storeId: 'st_quiet', available: 2 }]);
+    expect(repository.due.map((d) => d.webhookId)).toEqual(['a4', 'a5']);
+  });
+
+  it('gives an endpoint whose attempt timed out fewer slots in the next claim', async () => {
+    answer = { ...OK, statusCode: null, error: 'timeout: no complete answer within 1000 ms', succeeded: false };
+    repository.due = [claimed('slow')];
+    dispatcher.onApplicationBootstrap();
+    await until(() => repository.recorded.length === 1);
+    dispatcher.wake();
+    await until(() => repository.claims.length >= 2);
+    expect(repository.claims.at(-1)!.limits.partial).toEqual([{ webhookId: 'slow', available: 1 }]);
+  });
+
+  it('starts each claim’s turns among stores after the last store the claim before served', async () => {
+    repository.due = [claimed('a', 'st_1'), claimed('b', 'st_2')];
+    dispatcher.onApplicationBootstrap();
+    await until(() => repository.recorded.length === 2);
+    dispatcher.wake();
+    await until(() => repository.claims.length >= 2);
+    expect(repository.claims.map((c) => c.turns.after).slice(0, 2)).toEqual(['', 'st_2']);
   });
 
   it('claims again at once when a claim was full', async () => {

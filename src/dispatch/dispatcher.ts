@@ -7,7 +7,7 @@ import { Metrics } from '../observability/metrics';
 import { SecretCipher } from '../webhooks/secret-cipher';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { AttemptRunner } from './attempt-runner';
-import { AttemptOutcome, ClaimedDelivery, DeliveryRepository, HandOff } from './delivery.repository';
+import { AttemptOutcome, ClaimedDelivery, DeliveryRepository, HandOff, STORE_TURNS } from './delivery.repository';
 import { describeAttempt } from './attempt-log';
 import { EndpointHealth } from './endpoint-health';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
@@ -25,6 +25,8 @@ const CLAIM_BATCH = 500;
  * free: claiming each freed slot on its own ran one claim per completed attempt.
  */
 const REFILL_SHARE = 0.25;
+/** The sender's time limit errors all read `timeout: …`. */
+const TIMEOUT_ERROR = 'timeout:';
 /** A publish waits at most this long for a claim round to end before it writes its deliveries due. */
 const HAND_OFF_WAIT_MS = 50;
 const MAX_BACKOFF_MS = 5_000;
@@ -38,7 +40,10 @@ const MAX_BACKOFF_MS = 5_000;
  * - Retries fire on time: a retry this worker schedules sets the timer directly, work left by
  *   other processes is looked up after claims; the one-second sweep is only a safety net.
  * - A slow or dead endpoint never delays the others: it gets at most ENDPOINT_CONCURRENCY slots of
- *   DISPATCH_CONCURRENCY, and the claim leaves its deliveries alone while they are all taken.
+ *   DISPATCH_CONCURRENCY, fewer after each timeout, and the claim leaves its deliveries alone
+ *   while they are all taken.
+ * - No store delays the others: each holds at most STORE_CONCURRENCY slots, and claims take the
+ *   stores with due work in turn (DeliveryRepository.claimDue), not the oldest deliveries first.
  * - Each claim is leased for one attempt's time limit plus LEASE_MARGIN_MS; a crashed worker's
  *   claims come back when the lease ends.
  */
@@ -47,8 +52,6 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   private readonly logger = new Logger(Dispatcher.name);
   private readonly leaseMs: number;
   private readonly refillMin: number;
-  /** Free slots of a full endpoint that are worth a claim (see REFILL_SHARE). */
-  private readonly endpointRefill: number;
   private readonly leaseToken = randomUUID();
   private readonly inFlight: InFlight;
   private readonly runner: AttemptRunner;
@@ -67,6 +70,8 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   /** No claim before this time (backing off after a failed claim). */
   private claimRetryAt = 0;
   private claimFailures = 0;
+  /** The store after which the next claim's turns start (see DeliveryRepository.claimDue). */
+  private storeCursor = '';
   /** LOG_LEVEL=debug or trace: a line per attempt (read once; below it an attempt costs nothing more). */
   private readonly logsAttempts: boolean;
 
@@ -82,8 +87,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     this.logsAttempts = config.logLevel === 'debug' || config.logLevel === 'trace';
     this.leaseMs = config.deliveryTimeoutMs + config.leaseMarginMs;
     this.refillMin = Math.max(1, Math.floor(Math.min(config.dispatchConcurrency, CLAIM_BATCH) * REFILL_SHARE));
-    this.endpointRefill = Math.max(1, Math.floor(config.endpointConcurrency * REFILL_SHARE));
-    this.inFlight = new InFlight(config.dispatchConcurrency, config.endpointConcurrency);
+    this.inFlight = new InFlight(config.dispatchConcurrency, config.endpointConcurrency, config.storeConcurrency, REFILL_SHARE);
     const headers = new HeaderCache((ids) => webhooks.headersToSend(ids));
     this.runner = new AttemptRunner(config, sender, new SecretCache(cipher), headers, metrics, this.leaseToken, (webhookId) => {
       this.webhooks
@@ -181,7 +185,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
     this.handOff = { done, finish };
-    return { ...this.inFlight.endpointLimits(), limit: Math.min(room, CLAIM_BATCH), leaseMs: this.leaseMs, leaseToken: this.leaseToken };
+    return { ...this.inFlight.limits(), limit: Math.min(room, CLAIM_BATCH), leaseMs: this.leaseMs, leaseToken: this.leaseToken };
   }
 
   /**
@@ -229,13 +233,17 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         }
         const limit = Math.min(room, CLAIM_BATCH);
         this.claimRequested = false;
-        const claim = await this.deliveries.claimDue(limit, this.leaseMs, this.leaseToken, this.inFlight.endpointLimits());
+        const claim = await this.deliveries.claimDue(limit, this.leaseMs, this.leaseToken, this.inFlight.limits(), {
+          after: this.storeCursor,
+          stores: Math.min(STORE_TURNS, limit),
+        });
+        if (claim.lastStore !== null) this.storeCursor = claim.lastStore;
         for (const delivery of claim.deliveries) this.start(delivery);
         // Put off by a rate limit: due again in a later second, which this worker claims on time.
         for (const at of claim.deferredDueAt) this.timer.scheduleDeferred(at);
         // More are due than this claim took: claim again (as soon as enough slots are free). When
-        // the per-endpoint slots cut the claim down, a freed slot of that endpoint wakes us.
-        if (claim.lockedCount >= limit) this.claimRequested = true;
+        // the slots of a store or an endpoint cut the claim down, a share of them freed wakes us.
+        if (claim.moreDue) this.claimRequested = true;
       } while (this.claimRequested && this.running);
       if (this.claimFailures > 0) this.logger.log(`claiming again after ${this.claimFailures} failed claims`);
       this.backoffMs = 0;
@@ -261,16 +269,21 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       .run(delivery)
       .then((outcome) => {
         if (this.logsAttempts) this.logger.debug(describeAttempt(delivery, outcome));
-        if (outcome.status === 'succeeded') outcome.stampSuccess = this.health.shouldStamp(delivery.webhookId);
-        else if (outcome.attempt) this.health.failed(delivery.webhookId);
+        if (outcome.status === 'succeeded') {
+          outcome.stampSuccess = this.health.shouldStamp(delivery.webhookId);
+          this.inFlight.succeeded(delivery.webhookId);
+        } else if (outcome.attempt) {
+          this.health.failed(delivery.webhookId);
+          // A timeout held its slot for the whole time limit: the endpoint gets fewer (InFlight).
+          if (outcome.attempt.error?.startsWith(TIMEOUT_ERROR)) this.inFlight.timedOut(delivery.webhookId);
+        }
         this.record(delivery, outcome);
       })
       .catch((error: unknown) => this.logger.error({ err: error }, `delivery ${delivery.id} failed unexpectedly`));
-    this.inFlight.track(delivery, send, (leftForEndpoint) => {
-      // A full endpoint's slots are claimed again once a share of them is free, not one by one:
-      // a dead endpoint's attempts time out a few at a time, and a claim per freed slot adds up.
-      const freedEndpoint = leftForEndpoint === this.config.endpointConcurrency - this.endpointRefill;
-      if (freedEndpoint || (this.workWaiting && this.inFlight.room >= this.refillMin)) {
+    this.inFlight.track(delivery, send, (freed) => {
+      // A full endpoint's or store's slots are claimed again once a share of them is free, not one
+      // by one: a dead endpoint's attempts time out a few at a time, and a claim per freed slot adds up.
+      if (freed.endpoint || freed.store || (this.workWaiting && this.inFlight.room >= this.refillMin)) {
         this.workWaiting = false;
         this.wake();
       }

@@ -67,14 +67,14 @@ const PUBLISH = `
  * out, with no deliveries, and its id is answered in `skipped`; keys are taken in their sort
  * order, so that two batches sharing keys wait for each other instead of deadlocking.
  *
- * With a hand-off (`handOff`, `$3` > 0) the first `$3` deliveries, within the per-endpoint slots,
- * are written already leased to the publishing process's worker, as a claim would lease them, and
+ * With a hand-off (`handOff`, `$3` > 0) the first `$3` deliveries, within the per-endpoint and
+ * per-store slots, are written already leased to the publishing process's worker, as a claim would lease them, and
  * come back with their endpoint's URL and secret: that worker sends them at once, without a claim
  * round trip. Deliveries of ordered or rate-limited endpoints are never handed off: only a claim
  * knows whether an earlier one is pending or the endpoint's second is used up. The others are
- * written due and wake the workers; when they all belong to endpoints
+ * written due and wake the workers; when they all belong to endpoints or stores
  * whose slots in that worker are all taken, the NOTIFY carries its lease token, so that it does not
- * wake itself (a freed slot of such an endpoint does). A leased delivery whose worker dies comes
+ * wake itself (a freed share of such an endpoint's or store's slots does). A leased delivery whose worker dies comes
  * back when its lease ends, like any claim. Without a hand-off the deliveries go straight from the
  * join to the insert: no window, no sort, which is most of what a batch of 1,000 events costs
  * beyond the inserts themselves.
@@ -124,20 +124,27 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
       row_number() OVER (PARTITION BY w.id ORDER BY ev.id) AS k
     FROM ev JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
   ), fitting AS (
-    SELECT t.*, (NOT (t.webhook_id = ANY ($4::text[])) AND t.k <= coalesce(a.available, $7) AND NOT t.ordered AND NOT t.rate_limited) AS fits
-    FROM targets t LEFT JOIN unnest($5::text[], $6::int[]) AS a(webhook_id, available) ON a.webhook_id = t.webhook_id
-  ), placed AS (
-    SELECT f.*, (f.fits AND row_number() OVER (PARTITION BY f.fits ORDER BY f.event_id, f.webhook_id) <= $3) AS leased
+    -- The free slots of endpoints and stores are JSON objects looked up by key, not lists joined
+    -- row by row (hash joins are off on the dispatcher's connections).
+    SELECT t.*, (NOT (t.webhook_id = ANY ($4::text[])) AND t.k <= coalesce(($5::jsonb ->> t.webhook_id)::int, $6)
+      AND NOT t.ordered AND NOT t.rate_limited AND NOT (t.store_id = ANY ($9::text[]))) AS fits
+    FROM targets t
+  ), fitting_store AS (
+    SELECT f.*, (f.fits AND row_number() OVER (PARTITION BY f.fits, f.store_id ORDER BY f.event_id, f.webhook_id)
+      <= coalesce(($10::jsonb ->> f.store_id)::int, $11)) AS fits_store
     FROM fitting f
+  ), placed AS (
+    SELECT f.*, (f.fits_store AND row_number() OVER (PARTITION BY f.fits_store ORDER BY f.event_id, f.webhook_id) <= $3) AS leased
+    FROM fitting_store f
   ), fanned_out AS (
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, attempt_count, cycle_attempts, ordered)
     SELECT ${deliveryId}, p.store_id, p.event_id, p.webhook_id, p.type,
-      now() + make_interval(secs => CASE WHEN p.leased THEN $8::double precision ELSE $2::double precision END / 1000),
-      CASE WHEN p.leased THEN $9 END, p.leased::int, p.leased::int, p.ordered
+      now() + make_interval(secs => CASE WHEN p.leased THEN $7::double precision ELSE $2::double precision END / 1000),
+      CASE WHEN p.leased THEN $8 END, p.leased::int, p.leased::int, p.ordered
     FROM placed p
-    RETURNING id, event_id, webhook_id, lease_token IS NOT NULL AS leased
+    RETURNING id, event_id, webhook_id, store_id, lease_token IS NOT NULL AS leased
   ), woken AS (
-    SELECT pg_notify('${DELIVERIES_CHANNEL}', CASE WHEN bool_and(f.webhook_id = ANY ($4::text[])) THEN $9 ELSE '' END)
+    SELECT pg_notify('${DELIVERIES_CHANNEL}', CASE WHEN bool_and(f.webhook_id = ANY ($4::text[]) OR f.store_id = ANY ($9::text[])) THEN $8 ELSE '' END)
     FROM fanned_out f WHERE NOT f.leased HAVING count(*) > 0
   )${answer(`(SELECT coalesce(json_agg(json_build_array(f.id, f.event_id, f.webhook_id, w.url, w.secret_encrypted,
        CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END, ${headersRevision('w')}, w.retry_schedule)), '[]')
@@ -234,11 +241,13 @@ export class EventRepository {
       values.push(
         handOff.limit,
         handOff.excluded,
-        handOff.partial.map((p) => p.webhookId),
-        handOff.partial.map((p) => p.available),
+        JSON.stringify(Object.fromEntries(handOff.partial.map((p) => [p.webhookId, p.available]))),
         handOff.perEndpoint,
         handOff.leaseMs,
         handOff.leaseToken,
+        handOff.excludedStores,
+        JSON.stringify(Object.fromEntries(handOff.partialStores.map((p) => [p.storeId, p.available]))),
+        handOff.perStore,
       );
     }
     type Row = { counts: Record<string, number>; inserted: number; skipped: string[]; leased: LeasedRow[] };

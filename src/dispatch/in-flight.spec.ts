@@ -1,8 +1,8 @@
 import type { ClaimedDelivery } from './delivery.repository';
-import { InFlight } from './in-flight';
+import { Freed, InFlight } from './in-flight';
 
-function delivery(id: string, webhookId: string): ClaimedDelivery {
-  return { id, webhookId } as ClaimedDelivery;
+function delivery(id: string, webhookId: string, storeId = 'st_a'): ClaimedDelivery {
+  return { id, webhookId, storeId } as ClaimedDelivery;
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -11,32 +11,68 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
+async function settle(send: { promise: Promise<void>; resolve: () => void }): Promise<void> {
+  send.resolve();
+  await send.promise;
+  await Promise.resolve();
+}
+
 describe('InFlight', () => {
-  it('counts sends in total and per endpoint, and tells the claim which endpoints are full', () => {
-    const slots = new InFlight(10, 2);
+  it('counts sends in total, per endpoint and per store, and tells the claim which are full', () => {
+    const slots = new InFlight(10, 2, 3, 0.25);
     slots.track(delivery('d1', 'wh_a'), deferred().promise, () => undefined);
     slots.track(delivery('d2', 'wh_a'), deferred().promise, () => undefined);
     slots.track(delivery('d3', 'wh_b'), deferred().promise, () => undefined);
-    expect(slots.size).toBe(3);
-    expect(slots.room).toBe(7);
-    expect(slots.endpointLimits()).toEqual({ excluded: ['wh_a'], partial: [{ webhookId: 'wh_b', available: 1 }], perEndpoint: 2 });
+    slots.track(delivery('d4', 'wh_c', 'st_b'), deferred().promise, () => undefined);
+    expect(slots.size).toBe(4);
+    expect(slots.room).toBe(6);
+    expect(slots.limits()).toEqual({
+      excluded: ['wh_a'],
+      partial: [
+        { webhookId: 'wh_b', available: 1 },
+        { webhookId: 'wh_c', available: 1 },
+      ],
+      perEndpoint: 2,
+      excludedStores: ['st_a'],
+      partialStores: [{ storeId: 'st_b', available: 2 }],
+      perStore: 3,
+    });
   });
 
-  it('frees the slot when the send settles and reports what is left for its endpoint', async () => {
-    const slots = new InFlight(10, 4);
-    const first = deferred();
-    const left: number[] = [];
-    slots.track(delivery('d1', 'wh_a'), first.promise, (n) => left.push(n));
-    slots.track(delivery('d2', 'wh_a'), deferred().promise, (n) => left.push(n));
-    first.resolve();
-    await first.promise;
-    await Promise.resolve();
-    expect(left).toEqual([1]);
-    expect(slots.ids()).toEqual(['d2']);
+  it('frees the slot when the send settles, and says when a share of a full endpoint’s or store’s slots is free again', async () => {
+    const slots = new InFlight(100, 4, 8, 0.25);
+    const sends = Array.from({ length: 8 }, () => deferred());
+    const freed: Freed[] = [];
+    sends.forEach((send, i) => slots.track(delivery(`d${i}`, i < 4 ? 'wh_a' : 'wh_b'), send.promise, (f) => freed.push(f)));
+    await settle(sends[0]);
+    // wh_a had its 4 slots, 3 are left: a quarter free. The store had 8 of 8, 7 are left.
+    expect(freed).toEqual([{ endpoint: true, store: false }]);
+    await settle(sends[1]);
+    await settle(sends[4]);
+    expect(freed.slice(1)).toEqual([
+      { endpoint: false, store: true },
+      { endpoint: true, store: false },
+    ]);
+    expect(slots.ids()).toEqual(['d2', 'd3', 'd5', 'd6', 'd7']);
+  });
+
+  it('gives an endpoint that times out fewer slots, and one back per success', async () => {
+    const slots = new InFlight(100, 8, 100, 0.25);
+    const sends = Array.from({ length: 3 }, () => deferred());
+    sends.forEach((send, i) => slots.track(delivery(`d${i}`, 'wh_slow'), send.promise, () => undefined));
+    slots.timedOut('wh_slow');
+    expect(slots.limits().partial).toEqual([{ webhookId: 'wh_slow', available: 1 }]);
+    slots.timedOut('wh_slow');
+    expect(slots.limits().excluded).toEqual(['wh_slow']);
+    for (const send of sends) await settle(send);
+    // Nothing in flight: its two slots are still all it may take.
+    expect(slots.limits().partial).toEqual([{ webhookId: 'wh_slow', available: 2 }]);
+    slots.succeeded('wh_slow');
+    expect(slots.limits().partial).toEqual([{ webhookId: 'wh_slow', available: 3 }]);
   });
 
   it('drains once every send under way has ended', async () => {
-    const slots = new InFlight(10, 4);
+    const slots = new InFlight(10, 4, 10, 0.25);
     const send = deferred();
     slots.track(delivery('d1', 'wh_a'), send.promise, () => undefined);
     let drained = false;

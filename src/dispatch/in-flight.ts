@@ -1,19 +1,37 @@
-import type { ClaimedDelivery, EndpointLimits } from './delivery.repository';
+import type { ClaimedDelivery, SlotLimits } from './delivery.repository';
+import { EndpointSlots } from './endpoint-slots';
+
+/** What a settled send freed: a share of the slots of an endpoint or a store that had them all taken. */
+export interface Freed {
+  endpoint: boolean;
+  store: boolean;
+}
 
 /**
- * The deliveries this worker is sending, in total and per endpoint: what caps a claim (the free
- * slots of DISPATCH_CONCURRENCY, and ENDPOINT_CONCURRENCY per endpoint, so that a slow endpoint
- * never takes every slot) and what shutdown waits for.
+ * The deliveries this worker is sending, in total, per endpoint and per store: what caps a claim
+ * (the free slots of DISPATCH_CONCURRENCY, STORE_CONCURRENCY per store so that no store takes
+ * every slot, and each endpoint's share of ENDPOINT_CONCURRENCY, see EndpointSlots) and what
+ * shutdown waits for.
  */
 export class InFlight {
   private readonly byId = new Map<string, ClaimedDelivery>();
   private readonly byEndpoint = new Map<string, number>();
+  private readonly byStore = new Map<string, number>();
   private readonly sends = new Set<Promise<void>>();
+  private readonly endpoints: EndpointSlots;
 
+  /**
+   * @param refillShare a full endpoint or store is reported freed (`onDone`) once this share of
+   *   its slots is free again, not at each slot: a claim per freed slot adds up.
+   */
   constructor(
     private readonly concurrency: number,
-    private readonly perEndpoint: number,
-  ) {}
+    perEndpoint: number,
+    private readonly perStore: number,
+    private readonly refillShare: number,
+  ) {
+    this.endpoints = new EndpointSlots(perEndpoint);
+  }
 
   get size(): number {
     return this.byId.size;
@@ -33,32 +51,70 @@ export class InFlight {
     return Promise.all([...this.sends]);
   }
 
-  /**
-   * Counts `delivery` in until `send` settles; then calls `onDone` with the endpoint's count of
-   * sends left.
-   */
-  track(delivery: ClaimedDelivery, send: Promise<void>, onDone: (leftForEndpoint: number) => void): void {
+  /** Counts `delivery` in until `send` settles; then tells `onDone` what that freed. */
+  track(delivery: ClaimedDelivery, send: Promise<void>, onDone: (freed: Freed) => void): void {
+    const { webhookId, storeId } = delivery;
     this.byId.set(delivery.id, delivery);
-    this.byEndpoint.set(delivery.webhookId, (this.byEndpoint.get(delivery.webhookId) ?? 0) + 1);
+    this.byEndpoint.set(webhookId, (this.byEndpoint.get(webhookId) ?? 0) + 1);
+    this.byStore.set(storeId, (this.byStore.get(storeId) ?? 0) + 1);
     const tracked = send.finally(() => {
       this.byId.delete(delivery.id);
-      const left = (this.byEndpoint.get(delivery.webhookId) ?? 1) - 1;
-      if (left > 0) this.byEndpoint.set(delivery.webhookId, left);
-      else this.byEndpoint.delete(delivery.webhookId);
+      const endpointLeft = decrement(this.byEndpoint, webhookId);
+      const storeLeft = decrement(this.byStore, storeId);
       this.sends.delete(tracked);
-      onDone(left);
+      onDone({
+        endpoint: endpointLeft === this.refillMark(this.endpoints.of(webhookId)),
+        store: storeLeft === this.refillMark(this.perStore),
+      });
     });
     this.sends.add(tracked);
   }
 
-  /** What the next claim may take per endpoint: none of the full ones, the free slots of the others. */
-  endpointLimits(): EndpointLimits {
-    const limits: EndpointLimits = { excluded: [], partial: [], perEndpoint: this.perEndpoint };
+  /** An attempt to `webhookId` timed out: it gets fewer slots. */
+  timedOut(webhookId: string): void {
+    this.endpoints.timedOut(webhookId, (id) => this.byEndpoint.get(id) ?? 0);
+  }
+
+  /** An attempt to `webhookId` succeeded: it gets a slot back, if it had lost some. */
+  succeeded(webhookId: string): void {
+    this.endpoints.succeeded(webhookId);
+  }
+
+  /** What the next claim may take per endpoint and per store: none of the full ones, the free slots of the others. */
+  limits(): SlotLimits {
+    const limits: SlotLimits = {
+      excluded: [],
+      partial: [],
+      perEndpoint: this.endpoints.perEndpoint,
+      excludedStores: [],
+      partialStores: [],
+      perStore: this.perStore,
+    };
     for (const [webhookId, count] of this.byEndpoint) {
-      const available = this.perEndpoint - count;
+      const available = this.endpoints.of(webhookId) - count;
       if (available <= 0) limits.excluded.push(webhookId);
       else limits.partial.push({ webhookId, available });
     }
+    for (const [webhookId, slots] of this.endpoints.entries()) {
+      if (!this.byEndpoint.has(webhookId)) limits.partial.push({ webhookId, available: slots });
+    }
+    for (const [storeId, count] of this.byStore) {
+      const available = this.perStore - count;
+      if (available <= 0) limits.excludedStores.push(storeId);
+      else limits.partialStores.push({ storeId, available });
+    }
     return limits;
   }
+
+  /** The count at which a share of `slots` is free again. */
+  private refillMark(slots: number): number {
+    return slots - Math.max(1, Math.floor(slots * this.refillShare));
+  }
+}
+
+function decrement(counts: Map<string, number>, key: string): number {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left > 0) counts.set(key, left);
+  else counts.delete(key);
+  return left;
 }

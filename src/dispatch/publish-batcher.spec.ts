@@ -70,7 +70,10 @@ describe('PublishBatcher', () => {
   });
 
   it('hands the deliveries of a publish to this process’s worker when it offers slots, and always ends the hand-off', async () => {
-    handOff = { limit: 10, leaseMs: 1_000, leaseToken: 'lease', excluded: [], partial: [], perEndpoint: 4 };
+    handOff = {
+      ...{ limit: 10, leaseMs: 1_000, leaseToken: 'lease', excluded: [], partial: [], perEndpoint: 4 },
+      ...{ excludedStores: [], partialStores: [], perStore: 16 },
+    };
     await batcher.publish(event('e1'));
     expect(taken).toHaveLength(1);
     expect(taken[0]).toEqual([expect.objectContaining({ id: 'del_e1', body: '{"id":"e1"}', attemptNumber: 1, cycleAttempt: 1 })]);
@@ -82,7 +85,10 @@ describe('PublishBatcher', () => {
     gate = deferred<void>();
     const single = batcher.publish(event('e1'));
     await Promise.resolve();
-    handOff = { limit: 10, leaseMs: 1_000, leaseToken: 'lease', excluded: [], partial: [], perEndpoint: 4 };
+    handOff = {
+      ...{ limit: 10, leaseMs: 1_000, leaseToken: 'lease', excluded: [], partial: [], perEndpoint: 4 },
+      ...{ excludedStores: [], partialStores: [], perStore: 16 },
+    };
     const batch = batcher.publishAtOnce([event('b1'), event('b2'), event('b3')]);
     const queued = batcher.publish(event('e2'));
     gate.resolve();

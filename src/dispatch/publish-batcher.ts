@@ -100,6 +100,7 @@ export class PublishBatcher {
       const byId = new Map(events.map((event) => [event.id, event]));
       leased = published.leased.map((delivery) => ({
         ...delivery,
+        storeId: byId.get(delivery.eventId)!.storeId,
         eventType: byId.get(delivery.eventId)!.type,
         body: byId.get(delivery.eventId)!.body,
         attemptNumber: 1,
