@@ -424,7 +424,8 @@ describe('dashboard in a browser', () => {
     expect((await app.api(`/webhooks/${id}`)).status).toBe(404);
   }, 60_000);
 
-  it("shows an endpoint's custom headers (values masked until revealed) and retry schedule, and edits both", async () => {
+  it("shows an endpoint's custom headers (a credential as set, never shown; others masked until revealed) and retry schedule, and edits both", async () => {
+    receiver.respondStatus(200);
     const token = 'Bearer s3cr3t-t0ken';
     const created = await app.api('/webhooks', {
       method: 'POST',
@@ -438,7 +439,16 @@ describe('dashboard in a browser', () => {
     });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
+    /** The headers of a test delivery as the receiver gets them. */
+    const sentHeaders = async () => {
+      expect((await app.api(`/webhooks/${id}/test`, { method: 'POST' })).status).toBe(200);
+      return receiver.to('/with-settings').at(-1)!.headers;
+    };
     const page = await open(`/dashboard#/endpoints/${id}`);
+    const puts: unknown[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'PUT') puts.push(request.postDataJSON());
+    });
     await signIn(page, ADMIN_KEY);
     await visible(heading(page, 'with-settings'));
 
@@ -446,34 +456,48 @@ describe('dashboard in a browser', () => {
     const schedule = page.locator('dl.settings dd').nth(1);
     await expect(schedule.innerText()).resolves.toBe('0, 5 s, 5 min, 30 min (4 attempts)');
     await expect(settings.locator('.header-name').allTextContents()).resolves.toEqual(['Authorization', 'X-Store']);
-    // The values are not in the page at all until asked for, one at a time.
-    expect(await page.content()).not.toContain(token);
+    // The credential reads "set" and has nothing to reveal; the other value is not in the page until asked for.
+    await expect(settings.locator('li[data-sensitive] .header-set').allInnerTexts()).resolves.toEqual(['set · never shown']);
+    expect(await settings.locator('li[data-sensitive] button').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Show the value of Authorization' }).count()).toBe(0);
+    expect(await page.content()).not.toContain('s3cr3t');
     expect(await page.content()).not.toContain('berlin-1');
-    await expect(settings.locator('.header-value > [aria-hidden="true"]').allTextContents()).resolves.toEqual(['••••••••', '••••••••']);
-    await page.getByRole('button', { name: 'Show the value of Authorization' }).click();
-    await visible(settings.getByText(token, { exact: true }));
-    expect(await page.content()).not.toContain('berlin-1');
+    await expect(settings.locator('.header-value > [aria-hidden="true"]').allTextContents()).resolves.toEqual(['••••••••']);
+    await page.getByRole('button', { name: 'Show the value of X-Store' }).click();
+    await visible(settings.getByText('berlin-1', { exact: true }));
     await shot(page, 'endpoint-settings-laptop');
-    await page.getByRole('button', { name: 'Hide the value of Authorization' }).click();
-    await settings.getByText(token, { exact: true }).waitFor({ state: 'detached', timeout: UI_DEADLINE });
+    await page.getByRole('button', { name: 'Hide the value of X-Store' }).click();
+    await settings.getByText('berlin-1', { exact: true }).waitFor({ state: 'detached', timeout: UI_DEADLINE });
 
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     const form = page.getByRole('dialog', { name: 'Edit endpoint' });
+    const names = form.getByLabel('Header', { exact: true });
     const values = form.getByLabel('Value', { exact: true });
-    await expect(
-      form
-        .getByLabel('Header', { exact: true })
-        .evaluateAll((inputs) => inputs.map((input) => (input as unknown as { value: string }).value)),
-    ).resolves.toEqual(['Authorization', 'X-Store']);
+    await expect(names.evaluateAll((inputs) => inputs.map((input) => (input as unknown as { value: string }).value))).resolves.toEqual([
+      'Authorization',
+      'X-Store',
+    ]);
+    // The stored credential is not in the form either: an empty value that keeps it.
     await expect(values.first().getAttribute('type')).resolves.toBe('password');
-    await expect(values.first().inputValue()).resolves.toBe(token);
+    await expect(values.first().inputValue()).resolves.toBe('');
+    await expect(values.first().getAttribute('placeholder')).resolves.toMatch(/^Set – leave empty to keep/);
+    await expect(values.nth(1).inputValue()).resolves.toBe('berlin-1');
+    await expect(names.first().getAttribute('maxlength')).resolves.toBe('256');
+    await visible(form.getByText('8 KiB in all', { exact: false }));
+    expect(await page.content()).not.toContain('s3cr3t');
     await expect(form.getByLabel('Retry schedule').inputValue()).resolves.toBe('0, 5 s, 5 min, 30 min');
     await form.getByRole('button', { name: 'Remove header' }).nth(1).click();
     await form.getByRole('button', { name: 'Add header' }).click();
-    await form.getByLabel('Header', { exact: true }).last().fill('X-Tenant');
+    await names.last().fill('X-Tenant');
     await values.last().fill('acme');
     await form.getByLabel('Show values').check();
     await expect(values.last().getAttribute('type')).resolves.toBe('text');
+    // Renamed, the credential's row needs its value typed again: the stored one stays with the old name.
+    await names.first().fill('X-Api-Key');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await visible(form.getByRole('alert').getByText('give X-Api-Key a value', { exact: false }));
+    expect(puts).toEqual([]);
+    await names.first().fill('Authorization');
     // A schedule the API refuses: its message shows in the form, and nothing changes.
     await form.getByLabel('Retry schedule').fill('5 s, 1 min');
     await form.getByRole('button', { name: 'Save changes' }).click();
@@ -484,16 +508,33 @@ describe('dashboard in a browser', () => {
     await visible(schedule.getByText('0, 1 min, 2 h', { exact: true }));
     await expect(schedule.innerText()).resolves.toBe('0, 1 min, 2 h (3 attempts)');
     await expect(settings.locator('.header-name').allTextContents()).resolves.toEqual(['Authorization', 'X-Tenant']);
-    await expect(settings.locator('.header-value > [aria-hidden="true"]').allTextContents()).resolves.toEqual(['••••••••', '••••••••']);
-    const saved = (await (await app.api(`/webhooks/${id}`)).json()) as { headers: Record<string, string>; retrySchedule: number[] | null };
-    expect(saved).toMatchObject({ headers: { Authorization: token, 'X-Tenant': 'acme' }, retrySchedule: [0, 60_000, 7_200_000] });
+    await expect(settings.locator('li[data-sensitive] .header-name').allTextContents()).resolves.toEqual(['Authorization']);
+    await expect(settings.locator('.header-value > [aria-hidden="true"]').allTextContents()).resolves.toEqual(['••••••••']);
+    // The empty value was sent as null, which keeps the stored credential: the receiver still gets it.
+    expect(puts.at(-1)).toMatchObject({ headers: { Authorization: null, 'X-Tenant': 'acme' } });
+    const saved = (await (await app.api(`/webhooks/${id}`)).json()) as {
+      headers: Record<string, string | null>;
+      retrySchedule: number[] | null;
+    };
+    expect(saved).toMatchObject({ headers: { Authorization: null, 'X-Tenant': 'acme' }, retrySchedule: [0, 60_000, 7_200_000] });
+    await expect(sentHeaders()).resolves.toMatchObject({ authorization: token, 'x-tenant': 'acme' });
 
+    // A value typed over it replaces it; the schedule back to the deployment's.
+    const replaced = 'Bearer n3w-t0ken';
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    await expect(values.first().inputValue()).resolves.toBe('');
+    await values.first().fill(replaced);
     await form.getByLabel('Retry schedule').fill('');
     await form.getByRole('button', { name: 'Save changes' }).click();
     await visible(schedule.getByText('Deployment default'));
     await expect(schedule.innerText()).resolves.toBe('Deployment default (RETRY_SCHEDULE_MS)');
-    await expect((await app.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({ retrySchedule: null });
+    await expect((await app.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({
+      retrySchedule: null,
+      headers: { Authorization: null },
+    });
+    const received = await sentHeaders();
+    expect(received).toMatchObject({ authorization: replaced, 'x-tenant': 'acme' });
+    expect(await page.content()).not.toContain('n3w-t0ken');
   }, 60_000);
 
   it("shows an endpoint's rate limit and order, and edits both", async () => {

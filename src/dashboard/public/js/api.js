@@ -13,7 +13,8 @@
  * @property {string} url
  * @property {string[]} events
  * @property {boolean} isActive
- * @property {Record<string, string>} headers
+ * @property {Record<string, string | null>} headers A sensitive header's value reads null: it is never returned.
+ * @property {string[]} sensitiveHeaders The names whose values are kept secret (stored encrypted, never returned).
  * @property {number[] | null} retrySchedule
  * @property {number | null} rateLimitPerSecond
  * @property {boolean} ordered
@@ -33,7 +34,7 @@
  * @property {string} [url]
  * @property {string[]} [events]
  * @property {boolean} [isActive]
- * @property {Record<string, string>} [headers]
+ * @property {Record<string, string | null>} [headers] On an update, a sensitive header given null keeps its stored value.
  * @property {number[] | null} [retrySchedule]
  * @property {number | null} [rateLimitPerSecond]
  * @property {boolean} [ordered]

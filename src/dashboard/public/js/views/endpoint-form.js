@@ -6,12 +6,14 @@ import { button, openDialog } from '../ui.js';
 /** @typedef {import('../api.js').Webhook} Webhook */
 /** @typedef {import('../api.js').EventType} EventType */
 
-/** The API's limit on an endpoint's extra headers. */
+/** The API's limits on an endpoint's extra headers: how many, the longest name, all names and values together. */
 const MAX_HEADERS = 20;
+const MAX_HEADER_NAME_LENGTH = 256;
+const MAX_HEADERS_SIZE = '8 KiB';
 
 /**
  * An endpoint's headers by name, case ignored: the API keeps them in no particular order.
- * @param {Record<string, string> | null | undefined} headers
+ * @param {Record<string, string | null> | null | undefined} headers
  */
 export function sortedHeaders(headers) {
   return Object.entries(headers ?? {}).sort(([a], [b]) => a.localeCompare(b, 'en', { sensitivity: 'base' }));
@@ -95,7 +97,7 @@ export async function endpointDialog({ webhook } = {}) {
         );
         return h('fieldset', { class: 'event-group' }, h('legend', {}, category, all), own);
       });
-      const headers = headerEditor(webhook?.headers ?? {});
+      const headers = headerEditor(webhook?.headers ?? {}, webhook?.sensitiveHeaders ?? []);
       const schedule = h('input', {
         id: 'ep-schedule',
         name: 'retrySchedule',
@@ -241,28 +243,33 @@ export async function endpointDialog({ webhook } = {}) {
 
 /**
  * Rows of header name and value. Values are masked like passwords (they often carry credentials)
- * until "Show values" is ticked. `read()` answers {headers} or {error, field}.
- * @param {Record<string, string>} initial
+ * until "Show values" is ticked. A sensitive header's stored value is never returned: its row
+ * starts empty, and left so it keeps the stored value (sent as null); a value typed replaces it.
+ * `read()` answers {headers} or {error, field}.
+ * @param {Record<string, string | null>} initial
+ * @param {string[]} sensitive The names in `initial` whose values are kept secret.
  */
-function headerEditor(initial) {
+function headerEditor(initial, sensitive) {
   const rows = h('div', { class: 'header-rows' });
   const reveal = h('input', { type: 'checkbox', id: 'ep-header-reveal' });
   const add = button('Add header', () => addRow('', '').querySelector('input')?.focus(), { class: 'btn btn-secondary btn-small' });
+  const secret = new Set(sensitive);
 
   /**
    * @param {string} name
-   * @param {string} value
+   * @param {string | null} value Null for a sensitive header whose stored value is kept unless replaced.
    */
   function addRow(name, value) {
+    const stored = value === null || secret.has(name);
     const row = h(
       'div',
-      { class: 'header-row' },
+      { class: 'header-row', dataset: stored ? { stored: name } : {} },
       h('input', {
         class: 'mono',
         autocomplete: 'off',
         'aria-label': 'Header',
         placeholder: 'Authorization',
-        maxlength: '200',
+        maxlength: String(MAX_HEADER_NAME_LENGTH),
         value: name,
       }),
       h('input', {
@@ -271,7 +278,9 @@ function headerEditor(initial) {
         autocomplete: 'off',
         'aria-label': 'Value',
         maxlength: '1024',
-        value,
+        placeholder: stored ? 'Set – leave empty to keep' : null,
+        title: stored ? 'The stored value is never shown. Leave empty to keep it, or type a new one to replace it.' : null,
+        value: stored ? '' : value,
       }),
       button(
         'Remove',
@@ -294,19 +303,28 @@ function headerEditor(initial) {
   });
   for (const [name, value] of sortedHeaders(initial)) addRow(name, value);
 
-  /** @returns {{ headers: Record<string, string> } | { error: string, field: HTMLInputElement }} */
+  /** @returns {{ headers: Record<string, string | null> } | { error: string, field: HTMLInputElement }} */
   function read() {
-    /** @type {Record<string, string>} */
+    /** @type {Record<string, string | null>} */
     const headers = {};
     const seen = new Set();
-    for (const row of rows.children) {
+    for (const row of /** @type {HTMLCollectionOf<HTMLElement>} */ (rows.children)) {
       const [nameInput, valueInput] = row.querySelectorAll('input');
       const name = nameInput.value.trim();
+      const stored = row.dataset.stored;
       if (!name && !valueInput.value) continue;
       if (!name) return { error: 'Custom headers: give each header a name, or remove the row.', field: nameInput };
       if (seen.has(name.toLowerCase())) return { error: `Custom headers: ${name} is given twice (names ignore case).`, field: nameInput };
       seen.add(name.toLowerCase());
-      headers[name] = valueInput.value;
+      if (stored !== undefined && !valueInput.value) {
+        // The API keeps a stored value under its own name only (case aside).
+        if (name.toLowerCase() !== stored.toLowerCase())
+          return {
+            error: `Custom headers: give ${name} a value. Its stored value stays with ${stored}, which is never shown, so a renamed header needs it typed again.`,
+            field: valueInput,
+          };
+        headers[name] = null;
+      } else headers[name] = valueInput.value;
     }
     return { headers };
   }
@@ -315,7 +333,12 @@ function headerEditor(initial) {
     'fieldset',
     { class: 'choice-field headers-field' },
     h('legend', {}, 'Custom headers'),
-    h('p', { class: 'hint' }, 'Sent with every attempt, e.g. an Authorization your receiver checks. Up to 20.'),
+    h(
+      'p',
+      { class: 'hint' },
+      `Sent with every attempt, e.g. an Authorization your receiver checks. Up to ${MAX_HEADERS}, ${MAX_HEADERS_SIZE} in all. `,
+      'Credentials (Authorization, Cookie, and names with key, token, secret, auth, password or signature) are stored encrypted and never shown again: leave one empty to keep it.',
+    ),
     rows,
     h('div', { class: 'toolbar' }, add, h('label', { class: 'check', for: 'ep-header-reveal' }, reveal, h('span', {}, 'Show values'))),
   );

@@ -103,7 +103,7 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
         : '',
     );
     rotation.hidden = !until;
-    headers.replaceChildren(headerList(webhook.headers));
+    headers.replaceChildren(headerList(webhook));
     const delays = scheduleText(webhook.retrySchedule);
     schedule.replaceChildren(
       ...(delays
@@ -135,22 +135,37 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
 const MASK = '••••••••';
 
 /**
- * The endpoint's extra headers, each value hidden until asked for: they often carry credentials.
- * @param {Record<string, string>} headers
+ * The endpoint's extra headers. A sensitive one's value is never returned, so it reads "set"; the
+ * others are hidden until asked for, one at a time (they may still carry something private).
+ * @param {Webhook} webhook
  */
-function headerList(headers) {
-  const entries = sortedHeaders(headers);
+function headerList(webhook) {
+  const entries = sortedHeaders(webhook.headers);
   if (entries.length === 0) return h('span', { class: 'muted' }, 'None');
+  const sensitive = new Set(webhook.sensitiveHeaders ?? []);
   return h(
     'ul',
     { class: 'header-list' },
     entries.map(([name, value]) => {
+      if (value === null || sensitive.has(name)) {
+        return h(
+          'li',
+          { dataset: { sensitive: 'true' } },
+          h('code', { class: 'header-name' }, name),
+          h(
+            'span',
+            { class: 'header-set', title: 'A credential: stored encrypted and sent with every attempt, never shown' },
+            'set',
+            h('span', { class: 'muted small' }, ' · never shown'),
+          ),
+        );
+      }
       const shown = h('span', { class: 'mono header-value' });
       const toggle = button('', () => reveal(toggle.textContent === 'Show'), { kind: 'quiet', class: 'btn btn-quiet btn-small' });
       /** @param {boolean} on */
       function reveal(on) {
         shown.replaceChildren(
-          ...(on ? [value] : [h('span', { 'aria-hidden': 'true' }, MASK), h('span', { class: 'visually-hidden' }, 'value hidden')]),
+          ...(on ? [value ?? ''] : [h('span', { 'aria-hidden': 'true' }, MASK), h('span', { class: 'visually-hidden' }, 'value hidden')]),
         );
         toggle.textContent = on ? 'Hide' : 'Show';
         toggle.setAttribute('aria-label', `${on ? 'Hide' : 'Show'} the value of ${name}`);
