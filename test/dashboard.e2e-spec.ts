@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
+import { Client } from 'pg';
 import { ADMIN_KEY, startApp, type TestApp } from './support/app';
 import { launchChromium } from './support/browser';
 import { ChildApp } from './support/child-app';
@@ -93,7 +94,7 @@ describe('dashboard in a browser', () => {
     expect(problems).toEqual([]);
   });
 
-  async function open(path = '/dashboard', options: BrowserContextOptions = {}): Promise<Page> {
+  async function open(path = '/dashboard', options: BrowserContextOptions = {}, on: TestApp = app): Promise<Page> {
     const context = await browser.newContext({ viewport: LAPTOP, colorScheme: 'light', ...options });
     const page = await context.newPage();
     const problems: string[] = [];
@@ -102,7 +103,7 @@ describe('dashboard in a browser', () => {
       if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(`console: ${message.text()}`);
     });
     opened.push({ page, problems });
-    await page.goto(`${app.baseUrl}${path}`);
+    await page.goto(`${on.baseUrl}${path}`);
     return page;
   }
 
@@ -147,14 +148,14 @@ describe('dashboard in a browser', () => {
     await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}.png`), fullPage, animations: 'disabled' });
   }
 
-  async function createEndpoint(name: string, events = ['order.created']): Promise<{ id: string; secret: string }> {
-    const response = await app.api('/webhooks', { method: 'POST', json: { name, url: `${receiver.url}/${name}`, events } });
+  async function createEndpoint(name: string, events = ['order.created'], on: TestApp = app): Promise<{ id: string; secret: string }> {
+    const response = await on.api('/webhooks', { method: 'POST', json: { name, url: `${receiver.url}/${name}`, events } });
     expect(response.status).toBe(201);
     return (await response.json()) as { id: string; secret: string };
   }
 
-  async function publishOrder(): Promise<void> {
-    const response = await app.api('/events', { method: 'POST', json: { type: 'order.created', data: orderData } });
+  async function publishOrder(on: TestApp = app): Promise<void> {
+    const response = await on.api('/events', { method: 'POST', json: { type: 'order.created', data: orderData } });
     expect(response.status).toBe(202);
   }
 
@@ -408,7 +409,7 @@ describe('dashboard in a browser', () => {
     receiver.respondStatus(200);
     await page.getByRole('button', { name: 'Retry all failed…' }).click();
     const retryDialog = page.getByRole('dialog', { name: 'Retry failed deliveries' });
-    await retryDialog.getByLabel('Only those created since (optional)').fill('2020-01-01T00:00');
+    await retryDialog.getByLabel('Only those of events published since (optional)').fill('2020-01-01T00:00');
     await retryDialog.getByRole('button', { name: 'Retry failed deliveries' }).click();
     await visible(page.getByText('1 failed delivery queued for a new attempt.'));
     await page.getByLabel('Status').selectOption('');
@@ -498,10 +499,11 @@ describe('dashboard in a browser', () => {
     await visible(form.getByRole('alert').getByText('give X-Api-Key a value', { exact: false }));
     expect(puts).toEqual([]);
     await names.first().fill('Authorization');
-    // A schedule the API refuses: its message shows in the form, and nothing changes.
+    // A schedule the API refuses: its message shows under the field, and nothing changes.
     await form.getByLabel('Retry schedule').fill('5 s, 1 min');
     await form.getByRole('button', { name: 'Save changes' }).click();
-    await visible(form.getByRole('alert').getByText('retrySchedule must start with 0'));
+    await visible(form.locator('#ep-schedule-error').getByText('retrySchedule must start with 0'));
+    await expect(form.getByLabel('Retry schedule').getAttribute('aria-invalid')).resolves.toBe('true');
     await form.getByLabel('Retry schedule').fill('0, 1 min, 2h');
     await shot(page, 'endpoint-settings-form-laptop');
     await form.getByRole('button', { name: 'Save changes' }).click();
@@ -807,4 +809,245 @@ describe('dashboard in a browser', () => {
     await visible(heading(dark, 'Attempts (3)'));
     await shot(dark, 'delivery-detail-dark-laptop', true);
   }, 60_000);
+
+  /** `date` as a datetime-local input takes it: local time, to the second. */
+  function localInput(date: Date): string {
+    const pad = (n: number) => String(n).padStart(2, '0');
+    return (
+      `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
+      `T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+    );
+  }
+
+  describe('on a deployment that queues at most 3 deliveries per replay or retry-failed request', () => {
+    /** The advisory lock a replay or retry-failed of an endpoint holds while it runs. */
+    const REPLAY_LOCK = 0x48_4c_52_50;
+    type Queued = { queued: number; next?: string };
+    let capped: TestApp;
+
+    beforeAll(async () => {
+      capped = await startApp({ env: { RETRY_SCHEDULE_MS: '0,200,400', MAX_REPLAY_DELIVERIES: '3', REPLAY_TIMEOUT_MS: '1500' } });
+    }, 60_000);
+
+    afterAll(async () => {
+      await capped?.close();
+    });
+
+    /** The JSON bodies a page sends to paths ending in `suffix`. */
+    function recordSent(page: Page, suffix: string): unknown[] {
+      const sent: unknown[] = [];
+      page.on('request', (request) => {
+        if (request.url().endsWith(suffix)) sent.push(request.postDataJSON());
+      });
+      return sent;
+    }
+
+    /** Clicks `button` and answers the status and body of the request to `suffix` it sends. */
+    async function answerTo(page: Page, suffix: string, button: Locator): Promise<{ status: number; body: Queued }> {
+      const [response] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith(suffix) && r.request().method() === 'POST', { timeout: UI_DEADLINE }),
+        button.click(),
+      ]);
+      return { status: response.status(), body: (await response.json()) as Queued };
+    }
+
+    /** Clicks Continue until the answers hold no `next`, collecting them after `first`. */
+    async function continueToEnd(page: Page, suffix: string, first: Queued): Promise<Queued[]> {
+      const answers = [first];
+      const go = page.getByRole('button', { name: 'Continue', exact: true });
+      while (answers.at(-1)!.next) {
+        expect(answers.length).toBeLessThan(8);
+        const { status, body } = await answerTo(page, suffix, go);
+        expect(status).toBe(202);
+        answers.push(body);
+      }
+      return answers;
+    }
+
+    it('replays a 7-event window 3 at a time: says more remain, continues (through a 409 and a 503) until each event reached the receiver once', async () => {
+      receiver.respondStatus(200);
+      const { id, secret } = await createEndpoint('capped-replay', ['order.created'], capped);
+      const paused = (await (await capped.api(`/webhooks/${id}`, { method: 'PUT', json: { isActive: false } })).json()) as {
+        disabledAt: string;
+      };
+      for (let i = 0; i < 7; i++) await publishOrder(capped);
+      // The window ends at the next whole second; an event published after it is not replayed, however many requests it takes.
+      const until = new Date(Math.ceil((Date.now() + 1) / 1000) * 1000);
+      await eventually(
+        async () => Date.now(),
+        (now) => now > until.getTime() + 10,
+        { what: 'the end of the window' },
+      );
+      await publishOrder(capped);
+
+      const page = await open(`/dashboard#/endpoints/${id}`, {}, capped);
+      const sent = recordSent(page, '/replay');
+      await signIn(page, ADMIN_KEY);
+      await visible(heading(page, 'capped-replay'));
+      await page.getByRole('button', { name: 'Activate', exact: true }).click();
+      await page.locator('.endpoint-head').getByRole('button', { name: 'Replay them…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Replay missed events' });
+      await dialog.getByLabel('Until (optional)').fill(localInput(until));
+      const since = new Date(await dialog.getByLabel('Events published since').inputValue()).toISOString();
+      expect(Date.parse(since)).toBe(Math.floor(Date.parse(paused.disabledAt) / 1000) * 1000);
+      const first = await answerTo(page, '/replay', dialog.getByRole('button', { name: 'Replay events' }));
+      expect(first).toEqual({ status: 202, body: { queued: expect.any(Number) as number, next: expect.any(String) as string } });
+      expect(first.body.queued).toBeLessThanOrEqual(3);
+
+      const progress = page.locator('.endpoint-head .queued-progress');
+      const soFar = `Replay queued ${first.body.queued} ${first.body.queued === 1 ? 'delivery' : 'deliveries'} so far; more remain.`;
+      await visible(progress.getByText(soFar, { exact: true }));
+      await expect(progress.locator('time').getAttribute('datetime')).resolves.toBe(first.body.next);
+      await shot(page, 'replay-more-remain-laptop');
+
+      // Another replay of this endpoint running: 409, said plainly, nothing queued, Continue still offered.
+      const locker = new Client({ connectionString: capped.db.url });
+      await locker.connect();
+      try {
+        await locker.query('SELECT pg_advisory_lock($1, hashtext($2))', [REPLAY_LOCK, id]);
+        const go = page.getByRole('button', { name: 'Continue', exact: true });
+        await expect(answerTo(page, '/replay', go)).resolves.toMatchObject({ status: 409 });
+        await visible(progress.getByRole('alert').getByText('already running; try again when it finishes'));
+        await shot(page, 'replay-already-running-laptop');
+        await locker.query('SELECT pg_advisory_unlock($1, hashtext($2))', [REPLAY_LOCK, id]);
+
+        // Past REPLAY_TIMEOUT_MS (the deliveries table held): 503, and nothing was queued.
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE deliveries IN SHARE MODE');
+        await expect(answerTo(page, '/replay', go)).resolves.toMatchObject({ status: 503 });
+        await visible(progress.getByRole('alert').getByText('took too long and was stopped: nothing was queued'));
+        await locker.query('ROLLBACK');
+      } finally {
+        await locker.end();
+      }
+      await visible(progress.getByText(soFar, { exact: true }));
+      expect(await capped.db.query('SELECT id FROM deliveries WHERE webhook_id = $1', [id])).toHaveLength(first.body.queued);
+
+      const answers = await continueToEnd(page, '/replay', first.body);
+      await visible(page.locator('.endpoint-head').getByText('Replay queued 7 deliveries.', { exact: true }));
+      expect(await progress.count()).toBe(0);
+      expect(answers.reduce((sum, answer) => sum + answer.queued, 0)).toBe(7);
+      expect(answers.length).toBeGreaterThanOrEqual(3);
+      // Each request after the first (the refused two included): the same window from where the one before stopped.
+      const from = (answer: Queued) => ({ since: answer.next, until: until.toISOString() });
+      expect(sent).toEqual([{ since, until: until.toISOString() }, from(first.body), from(first.body), ...answers.slice(0, -1).map(from)]);
+
+      const arrived = await receiver.waitFor(7, (request) => request.path === '/capped-replay');
+      for (const request of arrived) expect(verifyWebhook(secret, request.headers, request.body).type).toBe('order.created');
+      expect(new Set(arrived.map((request) => request.headers['x-webhook-id'])).size).toBe(7);
+      await eventually(
+        () => page.locator('tbody tr[data-status="succeeded"]').count(),
+        (count) => count === 7,
+        { what: 'seven succeeded deliveries in the log' },
+      );
+      const log = (await (await capped.api(`/webhooks/${id}/deliveries?limit=100`)).json()) as { data: Array<{ eventId: string }> };
+      expect(log.data).toHaveLength(7);
+      expect(receiver.to('/capped-replay')).toHaveLength(7);
+    }, 60_000);
+
+    it('retries 5 failed deliveries 3 at a time: says more remain, and Continue restarts the rest', async () => {
+      let failing = true;
+      receiver.respondWith((_request, res) => {
+        res.writeHead(failing ? 500 : 200);
+        res.end();
+      });
+      const { id } = await createEndpoint('capped-retry', ['order.created'], capped);
+      for (let i = 0; i < 5; i++) await publishOrder(capped);
+      await eventually(
+        async () => ((await (await capped.api(`/webhooks/${id}/deliveries?status=failed`)).json()) as { data: unknown[] }).data.length,
+        (count) => count === 5,
+        { what: 'five failed deliveries' },
+      );
+      failing = false;
+
+      const page = await open(`/dashboard#/endpoints/${id}`, {}, capped);
+      const sent = recordSent(page, '/retry-failed');
+      await signIn(page, ADMIN_KEY);
+      await visible(page.locator('tbody tr[data-status="failed"]'));
+      await page.getByRole('button', { name: 'Retry all failed…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Retry failed deliveries' });
+      const first = await answerTo(page, '/retry-failed', dialog.getByRole('button', { name: 'Retry failed deliveries' }));
+      expect(first).toEqual({ status: 202, body: { queued: expect.any(Number) as number, next: expect.any(String) as string } });
+      const progress = page.locator('.deliveries-section .queued-progress');
+      await visible(progress.getByText(/^\d failed deliver(y|ies) queued for a new attempt so far; more remain\.$/));
+      await shot(page, 'retry-failed-more-remain-laptop');
+      const answers = await continueToEnd(page, '/retry-failed', first.body);
+      expect(answers.reduce((sum, answer) => sum + answer.queued, 0)).toBe(5);
+      await visible(page.locator('.deliveries-section').getByText('5 failed deliveries queued for a new attempt.', { exact: true }));
+      expect(sent).toEqual([{}, ...answers.slice(0, -1).map((answer) => ({ since: answer.next }))]);
+      await eventually(
+        () => page.locator('tbody tr[data-status="succeeded"]').count(),
+        (count) => count === 5,
+        { what: 'five succeeded deliveries in the log' },
+      );
+      // Three failed attempts each, then one that succeeded: every one retried once.
+      expect(receiver.to('/capped-retry')).toHaveLength(20);
+    }, 60_000);
+  });
+
+  describe('on a deployment whose deliveries expire 3 s after their event', () => {
+    let expiring: TestApp;
+
+    beforeAll(async () => {
+      expiring = await startApp({ env: { RETRY_SCHEDULE_MS: '0,200,400', MAX_DELIVERY_AGE: '3s' } });
+    }, 60_000);
+
+    afterAll(async () => {
+      await expiring?.close();
+    });
+
+    it('shows an expired delivery as Expired, still failed and retryable; refuses a schedule longer than MAX_DELIVERY_AGE on its field', async () => {
+      receiver.respondStatus(200);
+      // One attempt a second: of 8 events published at once, those not sent within 3 s expire.
+      const created = await expiring.api('/webhooks', {
+        method: 'POST',
+        json: { name: 'slow-lane', url: `${receiver.url}/slow-lane`, events: ['order.created'], rateLimitPerSecond: 1 },
+      });
+      expect(created.status).toBe(201);
+      const { id } = (await created.json()) as { id: string };
+      for (let i = 0; i < 8; i++) await publishOrder(expiring);
+
+      const page = await open(`/dashboard#/endpoints/${id}`, {}, expiring);
+      await signIn(page, ADMIN_KEY);
+      await visible(heading(page, 'slow-lane'));
+      const expired = page.locator('tbody tr[data-status="failed"]', { has: page.locator('.badge-expired') });
+      await visible(expired, 20_000);
+      await expect(expired.first().locator('td[data-label="Status"]').innerText()).resolves.toBe('Expired');
+      await visible(expired.first().getByText(/^expired: still pending 3s after its event/));
+      // Filtered by status, an expired delivery is a failed one.
+      await page.getByLabel('Status').selectOption('failed');
+      await visible(expired);
+      await shot(page, 'deliveries-expired-laptop');
+
+      await expired.first().getByRole('link').click();
+      await visible(page.locator('.endpoint-head .badge-expired').getByText('Expired'));
+      await expect(page.locator('.endpoint-head [data-status]').getAttribute('data-status')).resolves.toBe('failed');
+      const deliveryId = new URL(page.url()).hash.split('/').pop()!;
+      await page.getByRole('button', { name: 'Retry delivery' }).click();
+      await visible(page.locator('.endpoint-head [data-status="succeeded"]'));
+      expect(await page.locator('.badge-expired').count()).toBe(0);
+      await expect((await expiring.api(`/deliveries/${deliveryId}`)).json()).resolves.toMatchObject({ status: 'succeeded' });
+
+      // A schedule longer than a delivery may wait: the API's 400 shows under the field.
+      await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('link', { name: 'slow-lane' }).click();
+      await page.getByRole('button', { name: 'Edit', exact: true }).click();
+      const form = page.getByRole('dialog', { name: 'Edit endpoint' });
+      await form.getByLabel('Retry schedule').fill('0, 1 min');
+      await form.getByRole('button', { name: 'Save changes' }).click();
+      const fieldError = form.locator('#ep-schedule-error');
+      await visible(fieldError.getByText('retrySchedule must add up to at most MAX_DELIVERY_AGE (3s)', { exact: false }));
+      await expect(form.getByLabel('Retry schedule').getAttribute('aria-invalid')).resolves.toBe('true');
+      await expect(
+        form
+          .getByLabel('Retry schedule')
+          .evaluate((input) => input === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement),
+      ).resolves.toBe(true);
+      await shot(page, 'schedule-too-long-laptop');
+      await form.getByLabel('Retry schedule').fill('0, 1s');
+      await expect(fieldError.innerText()).resolves.toBe('');
+      await form.getByRole('button', { name: 'Save changes' }).click();
+      await form.waitFor({ state: 'detached', timeout: UI_DEADLINE });
+      await expect((await expiring.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({ retrySchedule: [0, 1_000] });
+    }, 60_000);
+  });
 });

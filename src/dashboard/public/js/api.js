@@ -123,6 +123,12 @@
  */
 
 /**
+ * What a replay or a retry-failed request queued (ReplayResponse, RetryFailedResponse). Each queues
+ * at most MAX_REPLAY_DELIVERIES: `next`, when present, is the `since` of the request that goes on.
+ * @typedef {{ queued: number, next?: string }} QueuedBatch
+ */
+
+/**
  * What the signed-in key may do and whose it is.
  * @typedef {{ read: boolean, write: boolean, name?: string, storeId?: string }} Caps
  */
@@ -248,10 +254,10 @@ export const api = {
     request('POST', `/webhooks/${encodeURIComponent(id)}/rotate-secret`, { body: { oldSecretExpiresInSeconds } }),
   /** @type {(id: string, query: Query, signal?: AbortSignal) => Promise<Page<Delivery>>} */
   listDeliveries: (id, query, signal) => request('GET', `/webhooks/${encodeURIComponent(id)}/deliveries`, { query, signal }),
-  /** @type {(id: string, since?: string) => Promise<{ queued: number }>} */
+  /** @type {(id: string, since?: string) => Promise<QueuedBatch>} */
   retryFailed: (id, since) =>
     request('POST', `/webhooks/${encodeURIComponent(id)}/deliveries/retry-failed`, { body: since ? { since } : {} }),
-  /** @type {(id: string, window: { since: string, until?: string }) => Promise<{ queued: number }>} */
+  /** @type {(id: string, window: { since: string, until?: string }) => Promise<QueuedBatch>} */
   replay: (id, window) => request('POST', `/webhooks/${encodeURIComponent(id)}/replay`, { body: window }),
   /** @type {(id: string, signal?: AbortSignal) => Promise<DeliveryDetail>} */
   getDelivery: (id, signal) => request('GET', `/deliveries/${encodeURIComponent(id)}`, { signal }),
@@ -311,4 +317,18 @@ export function explain(error, action, scope) {
     default:
       return error.status >= 500 ? `Hookline failed to ${action} (HTTP ${error.status}): ${error.message}` : error.message;
   }
+}
+
+/**
+ * A sentence for a replay or retry-failed request that failed: those of an endpoint run one at a
+ * time (409 while another runs) and under a time limit (503 when past it, with nothing queued).
+ * @param {unknown} error
+ * @param {string} action Completes "this key cannot …".
+ */
+export function explainQueuing(error, action) {
+  if (error instanceof ApiError && error.status === 409 && /already running/.test(error.message))
+    return 'A replay or retry of this endpoint’s deliveries is already running; try again when it finishes.';
+  if (error instanceof ApiError && error.status === 503 && /cancelled/.test(error.message))
+    return 'It took too long and was stopped: nothing was queued. Try again in a moment.';
+  return explain(error, action, 'webhooks:write');
 }

@@ -1,7 +1,7 @@
 import { api, ApiError, explain, session } from '../api.js';
 import { duration, fullTime, h, time } from '../dom.js';
-import { breadcrumbs, busy, button, jsonBlock, note, poll, statusBadge, title, toast } from '../ui.js';
-import { lastResult } from './endpoint/deliveries.js';
+import { breadcrumbs, busy, button, jsonBlock, note, poll, title, toast } from '../ui.js';
+import { deliveryBadge, lastResult } from './endpoint/deliveries.js';
 
 const REFRESH_MS = 2000;
 
@@ -37,7 +37,7 @@ export async function deliveryView(root, { params, signal }) {
   /** @param {import('../api.js').DeliveryDetail} next */
   function show(next) {
     delivery = next;
-    status.replaceChildren(statusBadge(delivery.status));
+    status.replaceChildren(deliveryBadge(delivery));
     facts.replaceChildren(
       fact('Event', h('span', { class: 'mono' }, delivery.eventId)),
       fact('Delivery', h('span', { class: 'mono' }, delivery.id)),

@@ -1,4 +1,4 @@
-import { api, explain } from '../api.js';
+import { api, ApiError, explain } from '../api.js';
 import { h } from '../dom.js';
 import { parseSchedule, scheduleText } from '../schedule.js';
 import { button, openDialog } from '../ui.js';
@@ -17,6 +17,23 @@ const MAX_HEADERS_SIZE = '8 KiB';
  */
 export function sortedHeaders(headers) {
   return Object.entries(headers ?? {}).sort(([a], [b]) => a.localeCompare(b, 'en', { sensitivity: 'base' }));
+}
+
+/**
+ * A 400's problems about the field `name` apart from the others (the API names the field first in each).
+ * Both undefined when none is about it, or for another failure; `rest` is empty when all are.
+ * @param {unknown} failure
+ * @param {string} name
+ * @returns {{ field?: string, rest?: string }}
+ */
+function splitProblems(failure, name) {
+  if (!(failure instanceof ApiError) || failure.status !== 400) return {};
+  const body = /** @type {{ message?: unknown } | null} */ (failure.body);
+  const problems = Array.isArray(body?.message) ? body.message.map(String) : [failure.message];
+  const about = problems.filter((problem) => problem.startsWith(name));
+  if (about.length === 0) return {};
+  const others = problems.filter((problem) => !problem.startsWith(name));
+  return { field: about.join('; '), rest: others.length ? others.join('; ') : '' };
 }
 
 /**
@@ -105,8 +122,20 @@ export async function endpointDialog({ webhook } = {}) {
         autocomplete: 'off',
         placeholder: 'Deployment default',
         value: scheduleText(webhook?.retrySchedule) ?? '',
-        'aria-describedby': 'ep-schedule-help',
+        'aria-describedby': 'ep-schedule-error ep-schedule-help',
       });
+      // What is wrong with the schedule shows under it, whether the page or the API finds it.
+      const scheduleError = h('p', { class: 'form-error', id: 'ep-schedule-error', role: 'alert' });
+      /** @param {string} message */
+      const scheduleProblem = (message) => {
+        scheduleError.textContent = message;
+        if (message) {
+          schedule.setAttribute('aria-invalid', 'true');
+          schedule.focus();
+          scheduleError.scrollIntoView({ block: 'nearest' });
+        } else schedule.removeAttribute('aria-invalid');
+      };
+      schedule.addEventListener('input', () => scheduleProblem(''));
       const rate = h('input', {
         id: 'ep-rate',
         name: 'rateLimitPerSecond',
@@ -140,8 +169,8 @@ export async function endpointDialog({ webhook } = {}) {
             }
             const delays = parseSchedule(schedule.value);
             if ('error' in delays) {
-              error.textContent = `Retry schedule: ${delays.error}`;
-              schedule.focus();
+              error.textContent = '';
+              scheduleProblem(`Retry schedule: ${delays.error}`);
               return;
             }
             const limit = rate.value.trim();
@@ -161,11 +190,14 @@ export async function endpointDialog({ webhook } = {}) {
               ordered: ordered.checked,
             };
             error.textContent = '';
+            scheduleProblem('');
             submit.disabled = true;
             try {
               close(webhook ? await api.updateWebhook(webhook.id, body) : await api.createWebhook(body));
             } catch (failure) {
-              error.textContent = explain(failure, editing ? 'change endpoints' : 'create endpoints', 'webhooks:write');
+              const { field, rest } = splitProblems(failure, 'retrySchedule');
+              error.textContent = rest ?? explain(failure, editing ? 'change endpoints' : 'create endpoints', 'webhooks:write');
+              if (field) scheduleProblem(field);
             } finally {
               submit.disabled = false;
             }
@@ -196,11 +228,13 @@ export async function endpointDialog({ webhook } = {}) {
             { class: 'field' },
             h('label', { for: 'ep-schedule' }, 'Retry schedule'),
             schedule,
+            scheduleError,
             h(
               'p',
               { class: 'hint', id: 'ep-schedule-help' },
               'The delay before each attempt, the first 0: e.g. 0, 5 s, 5 min, 30 min, 2 h (ms, s, min, h or d). ',
-              'Up to 30 attempts, 7 days in all. Empty: the deployment’s schedule.',
+              'Up to 30 attempts, 7 days in all and no longer than the deployment lets a delivery wait (MAX_DELIVERY_AGE). ',
+              'Empty: the deployment’s schedule.',
             ),
           ),
           h(

@@ -1,10 +1,11 @@
 // What can be done to an endpoint from its page: send a test, edit, (de)activate, replay, rotate
 // the secret, delete. A key that can only read gets a note instead.
 import { api, explain } from '../../api.js';
-import { duration, h, plural } from '../../dom.js';
+import { duration, h } from '../../dom.js';
 import { busy, button, note, secretDialog, spinner, toast } from '../../ui.js';
 import { endpointDialog } from '../endpoint-form.js';
 import { confirmDeactivate, confirmDelete, replayDialog, rotateDialog } from './dialogs.js';
+import { deliveries, showQueued } from './queued.js';
 
 /** @typedef {import('../../api.js').Webhook} Webhook */
 
@@ -73,17 +74,24 @@ export function endpointActions(view, { write, navigate }) {
    * @param {string | null} [since] Where the window starts, by default.
    */
   async function replay(since) {
-    const queued = await replayDialog(view.webhook, since);
-    if (queued === undefined) return;
+    const answer = await replayDialog(view.webhook, since);
+    if (answer === undefined) return;
     view.missedSince = null;
     view.show(view.webhook);
-    const text =
-      queued === 0
-        ? 'Replay queued 0 deliveries: it has a delivery of every event of that window.'
-        : `Replay queued ${plural(queued, 'delivery', 'deliveries')}.`;
-    replayResult.replaceChildren(note(queued === 0 ? 'info' : 'ok', text));
-    toast(text);
-    void view.refreshNow();
+    const { window } = answer;
+    showQueued(replayResult, answer.batch, {
+      // The same window from where the last request stopped.
+      more: (from) => api.replay(view.webhook.id, { ...window, since: from }),
+      text: (queued, done) =>
+        !done
+          ? `Replay queued ${deliveries(queued)} so far; more remain.`
+          : queued === 0
+            ? 'Replay queued 0 deliveries: it has a delivery of every event of that window.'
+            : `Replay queued ${deliveries(queued)}.`,
+      rest: 'Continue replays the rest of the window, from the events published at',
+      action: 'replay events',
+      onQueued: () => void view.refreshNow(),
+    });
   }
 
   /** @param {HTMLButtonElement} btn */

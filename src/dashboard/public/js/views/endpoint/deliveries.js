@@ -1,10 +1,11 @@
 // The endpoint page's deliveries: a live, filtered, paged table. Filters live in the address (so
 // back/forward and links keep them), the page's cursors in memory.
 import { api, explain, isAbort } from '../../api.js';
-import { h, plural, time } from '../../dom.js';
-import { button, note, poll, statusBadge, toast } from '../../ui.js';
+import { h, time } from '../../dom.js';
+import { button, note, poll, statusBadge } from '../../ui.js';
 import { RATE_WINDOW } from '../endpoints.js';
 import { retryFailedDialog } from './dialogs.js';
+import { deliveries as count, showQueued } from './queued.js';
 
 /** @typedef {import('../../api.js').Delivery} Delivery */
 
@@ -55,6 +56,7 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
     'Live',
   );
   const retryAll = write ? button('Retry all failed…', () => retryFailed(), { id: 'retry-failed' }) : null;
+  const retryResult = h('output', { class: 'test-result', 'aria-live': 'polite' });
   const rows = h('tbody');
   const table = h(
     'table',
@@ -88,6 +90,7 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
     'section',
     { class: 'deliveries-section', 'aria-labelledby': 'deliveries-title' },
     h('div', { class: 'section-head' }, h('h2', { id: 'deliveries-title' }, 'Deliveries'), live, retryAll),
+    retryResult,
     h(
       'div',
       { class: 'filters' },
@@ -172,7 +175,7 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
               if (!event.target.closest('a, button')) navigate(`#/deliveries/${delivery.id}`);
             },
           },
-          h('td', { 'data-label': 'Status' }, statusBadge(delivery.status)),
+          h('td', { 'data-label': 'Status' }, deliveryBadge(delivery)),
           h(
             'td',
             { 'data-label': 'Event' },
@@ -195,14 +198,20 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
   }
 
   async function retryFailed() {
-    const queued = await retryFailedDialog(view.webhook);
-    if (queued === undefined) return;
-    toast(
-      queued === 0
-        ? 'No failed deliveries to retry.'
-        : `${plural(queued, 'failed delivery', 'failed deliveries')} queued for a new attempt.`,
-    );
-    void view.refreshNow();
+    const answer = await retryFailedDialog(view.webhook);
+    if (answer === undefined) return;
+    showQueued(retryResult, answer.batch, {
+      more: (since) => api.retryFailed(view.webhook.id, since),
+      text: (queued, done) =>
+        !done
+          ? `${count(queued, 'failed')} queued for a new attempt so far; more remain.`
+          : queued === 0
+            ? 'No failed deliveries to retry.'
+            : `${count(queued, 'failed')} queued for a new attempt.`,
+      rest: 'Continue retries the rest, from the failed deliveries of events published at',
+      action: 'retry deliveries',
+      onQueued: () => void view.refreshNow(),
+    });
   }
 
   /**
@@ -221,6 +230,24 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
   }
 
   return { element, show: fillTypeFilter, orderTypes, start };
+}
+
+/**
+ * A delivery's status. One that waited past MAX_DELIVERY_AGE ended failed without a last attempt
+ * (its `lastError` starts `expired:`): it reads Expired, and is failed for filters and Retry.
+ * @param {Delivery} delivery
+ */
+export function deliveryBadge(delivery) {
+  if (delivery.status !== 'failed' || !delivery.lastError?.startsWith('expired:')) return statusBadge(delivery.status);
+  return h(
+    'span',
+    {
+      class: 'badge badge-failed badge-expired',
+      dataset: { status: 'failed', expired: 'true' },
+      title: 'Still pending longer than the deployment lets a delivery wait (MAX_DELIVERY_AGE): it ended failed. Retry sends it again.',
+    },
+    'Expired',
+  );
 }
 
 /**

@@ -1,10 +1,11 @@
 // What the endpoint page asks before it acts: each dialog resolves with the answer, or undefined
 // when cancelled. Those that send their request themselves keep their errors in the dialog.
-import { api, explain } from '../../api.js';
+import { api, explainQueuing } from '../../api.js';
 import { h } from '../../dom.js';
 import { busy, button, confirmDialog, note, openDialog } from '../../ui.js';
 
 /** @typedef {import('../../api.js').Webhook} Webhook */
+/** @typedef {import('../../api.js').QueuedBatch} QueuedBatch */
 
 /** @param {Webhook} webhook */
 export function confirmDeactivate(webhook) {
@@ -26,13 +27,13 @@ export function confirmDelete(webhook) {
 }
 
 /**
- * Asks from when to retry the failed deliveries and sends it; resolves with the number queued, or
- * undefined when cancelled.
+ * Asks from when to retry the failed deliveries and sends it; resolves with the answer and the
+ * `since` sent, or undefined when cancelled.
  * @param {Webhook} webhook
  */
 export function retryFailedDialog(webhook) {
   return openDialog(
-    (/** @type {(queued?: number) => void} */ close) => {
+    (/** @type {(answer?: { batch: QueuedBatch, since?: string }) => void} */ close) => {
       const since = h('input', { id: 'retry-since', type: 'datetime-local', step: '1', 'aria-describedby': 'retry-since-help' });
       const error = h('div', { class: 'form-error', role: 'alert' });
       const submit = button('Retry failed deliveries', null, { kind: 'primary', type: 'submit' });
@@ -44,12 +45,11 @@ export function retryFailedDialog(webhook) {
             event.preventDefault();
             error.textContent = '';
             try {
-              const result = await busy(submit, () =>
-                api.retryFailed(webhook.id, since.value ? new Date(since.value).toISOString() : undefined),
-              );
-              close(result.queued);
+              const from = since.value ? new Date(since.value).toISOString() : undefined;
+              close({ batch: await busy(submit, () => api.retryFailed(webhook.id, from)), since: from });
             } catch (failure) {
-              error.textContent = explain(failure, 'retry deliveries', 'webhooks:write');
+              error.textContent =
+                failure instanceof RangeError ? 'Choose a valid date and time.' : explainQueuing(failure, 'retry deliveries');
             }
           },
         },
@@ -67,9 +67,14 @@ export function retryFailedDialog(webhook) {
           h(
             'div',
             { class: 'field' },
-            h('label', { for: 'retry-since' }, 'Only those created since (optional)'),
+            h('label', { for: 'retry-since' }, 'Only those of events published since (optional)'),
             since,
-            h('p', { class: 'hint', id: 'retry-since-help' }, 'Leave empty to retry all of them. Your local time.'),
+            h(
+              'p',
+              { class: 'hint', id: 'retry-since-help' },
+              'Your local time. Leave empty to retry all of them, oldest event first. ',
+              'A delivery that has had the most attempts a delivery may have (MAX_ATTEMPTS_PER_DELIVERY) stays failed.',
+            ),
           ),
           error,
         ),
@@ -96,13 +101,14 @@ function localInputValue(iso) {
 }
 
 /**
- * Asks for the window of a replay and sends it; resolves with the number queued, or undefined when cancelled.
+ * Asks for the window of a replay and sends it; resolves with the answer and the window sent, or
+ * undefined when cancelled.
  * @param {Webhook} webhook
  * @param {string | null} [since]
  */
 export function replayDialog(webhook, since) {
   return openDialog(
-    (/** @type {(queued?: number) => void} */ close) => {
+    (/** @type {(answer?: { batch: QueuedBatch, window: { since: string, until?: string } }) => void} */ close) => {
       const from = h('input', {
         id: 'replay-since',
         type: 'datetime-local',
@@ -125,11 +131,10 @@ export function replayDialog(webhook, since) {
               /** @type {{ since: string, until?: string }} */
               const window = { since: new Date(from.value).toISOString() };
               if (until.value) window.until = new Date(until.value).toISOString();
-              const result = await busy(submit, () => api.replay(webhook.id, window));
-              close(result.queued);
+              close({ batch: await busy(submit, () => api.replay(webhook.id, window)), window });
             } catch (failure) {
               error.textContent =
-                failure instanceof RangeError ? 'Choose a valid date and time.' : explain(failure, 'replay events', 'webhooks:write');
+                failure instanceof RangeError ? 'Choose a valid date and time.' : explainQueuing(failure, 'replay events');
             }
           },
         },
