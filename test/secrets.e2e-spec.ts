@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SecretCipher } from '../src/webhooks/secret-cipher';
+import { KEY_CHECK_SETTING } from '../src/webhooks/secret-key-check';
 import { ADMIN_KEY, TEST_ENCRYPTION_KEY } from './support/app';
 import { ChildApp } from './support/child-app';
 import { createTestDatabase, TestDatabase } from './support/database';
@@ -229,7 +230,11 @@ describe('secrets never leak (LOG_LEVEL=debug, child process)', () => {
     // Keys are there as their SHA-256 only (the revoked one not at all).
     const hashes = (await db.query<{ key_hash: string }>('SELECT key_hash FROM api_keys')).map((row) => row.key_hash);
     for (const text of liveKeys) expect(hashes).toContain(createHash('sha256').update(text).digest('hex'));
-    expect(await db.query(`SELECT key FROM settings WHERE key LIKE '%encryption%'`)).toEqual([]);
+    // SECRET_ENCRYPTION_KEY itself is stored nowhere: settings holds only a known text sealed with it.
+    expect(await db.query(`SELECT key, value ~ '^v1\\.' AS sealed FROM settings WHERE key LIKE '%encryption%'`)).toEqual([
+      { key: KEY_CHECK_SETTING, sealed: true },
+    ]);
+    for (const form of forms(TEST_ENCRYPTION_KEY)) expect(await rowsContaining(db, form)).toBe(0);
   });
 
   it('opens the sealed secrets only with SECRET_ENCRYPTION_KEY and only on their own row', async () => {
