@@ -15,7 +15,7 @@ module.exports = {
       files: ['*.ts'],
       parser: '@typescript-eslint/parser',
       parserOptions: {
-        project: 'tsconfig.json',
+        project: ['tsconfig.json', 'packages/*/tsconfig.json'],
         tsconfigRootDir: __dirname,
         sourceType: 'module',
       },
