@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,10 +8,12 @@ import { prepareChromium } from './browser';
 /**
  * End-to-end specs run against the PostgreSQL named by DATABASE_URL (CI: the local server). On a
  * machine without one, they get an embedded server for the whole run; each spec file then creates
- * its own database on it (see database.ts). The browser specs' Chromium is made ready here too.
+ * its own database on it (see database.ts). The browser specs' Chromium is made ready here too, and
+ * the built @hookline/client that the client's specs load.
  */
 export default async function globalSetup(): Promise<void> {
   await prepareChromium();
+  execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'build-client.js')], { stdio: 'inherit' });
   if (process.env.DATABASE_URL) return;
   const dataDir = await mkdtemp(join(tmpdir(), 'hookline-test-pg-'));
   const server = await EmbeddedPostgres.start(dataDir, { info: () => undefined, warn: (m) => console.warn(m) });
