@@ -31,6 +31,6 @@ const entry = join(packageDir, 'dist', 'index.js');
 const builtAt = existsSync(entry) ? statSync(entry).mtimeMs : 0;
 const stale = ['src', 'package.json', 'tsconfig.json'].some((input) => newest(join(packageDir, input)) > builtAt);
 if (stale && typescriptInstalled()) {
-  console.log('building @hookline/client: its sources changed since its last build');
+  console.log(`building @hookline/client: ${builtAt ? 'its sources changed since its last build' : 'it has no build yet'}`);
   execFileSync('npm', ['run', '--silent', 'build', '-w', '@hookline/client'], { cwd: root, stdio: 'inherit' });
 }
