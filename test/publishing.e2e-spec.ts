@@ -255,10 +255,10 @@ describe('publishing (POST /events and EventPublisher)', () => {
     // A worker of its own (token), leasing for a minute: this process's worker leaves those rows alone.
     const offer = {
       excluded: [full.id],
-      partial: [{ webhookId: partial.id, available: 1 }],
+      partial: new Map([[partial.id, 1]]),
       perEndpoint: 4,
       excludedStores: [],
-      partialStores: [],
+      partialStores: new Map(),
       perStore: 100,
       leaseMs: 60_000,
       leaseToken: 'hand-off-test',

@@ -11,7 +11,7 @@ import { fillDays } from './fill-days';
 import { median, percentile, round } from './stats';
 
 /** One store's claims with nothing in flight: every endpoint and the store have all their slots. */
-const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 64, excludedStores: [], partialStores: [], perStore: 500 };
+const NO_LIMITS = { excluded: [], partial: new Map(), perEndpoint: 64, excludedStores: [], partialStores: new Map(), perStore: 500 };
 
 export interface ClaimSizes {
   /** Due pending deliveries the claim picks its batch from. */

@@ -8,7 +8,7 @@ import { runMigrationsLocked } from '../database/run-migrations';
 import { DeliveryLog } from './delivery-log.repository';
 import { DeliveryRepository, type AttemptOutcome, type ClaimedDelivery } from './delivery.repository';
 
-const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100, excludedStores: [], partialStores: [], perStore: 100 };
+const NO_LIMITS = { excluded: [], partial: new Map(), perEndpoint: 100, excludedStores: [], partialStores: new Map(), perStore: 100 };
 
 /** Ids in the layout Hookline makes, so that they fall in today's partitions. */
 const TODAY = timeDigits(Date.now());
@@ -214,7 +214,7 @@ describe('DeliveryRepository flow control', () => {
       for (let i = 0; i < 6; i++) ids.push(await due('wh_limited'));
       const claim = await workers[0].claimDue(100, 10_000, 'worker', {
         ...NO_LIMITS,
-        partial: [{ webhookId: 'wh_limited', available: 1 }],
+        partial: new Map([['wh_limited', 1]]),
       });
       expect(claim.deliveries.map((d) => d.id)).toEqual([ids[0]]);
       // The second is within the quota but had no slot: still due. The four past the quota wait in line.

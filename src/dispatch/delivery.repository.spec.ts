@@ -6,10 +6,16 @@ import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrationsLocked } from '../database/run-migrations';
 import { DeliveryLog } from './delivery-log.repository';
-import { DeliveryRepository, INACTIVE_ENDPOINT_ERROR, INTERRUPTED_ATTEMPT_ERROR, type AttemptOutcome } from './delivery.repository';
+import {
+  DeliveryRepository,
+  INACTIVE_ENDPOINT_ERROR,
+  INTERRUPTED_ATTEMPT_ERROR,
+  slotsJson,
+  type AttemptOutcome,
+} from './delivery.repository';
 import { attemptTrigger } from './retry-policy';
 
-const NO_LIMITS = { excluded: [], partial: [], perEndpoint: 100, excludedStores: [], partialStores: [], perStore: 100 };
+const NO_LIMITS = { excluded: [], partial: new Map(), perEndpoint: 100, excludedStores: [], partialStores: new Map(), perStore: 100 };
 
 /** Ids in the layout Hookline makes, so that they fall in today's partitions. */
 const TODAY = timeDigits(Date.now());
@@ -81,7 +87,7 @@ describe('DeliveryRepository', () => {
       .claimDue(10, 10_000, 'lease', {
         ...NO_LIMITS,
         excluded: ['wh_a'],
-        partial: [{ webhookId: 'wh_b', available: 2 }],
+        partial: new Map([['wh_b', 2]]),
         perEndpoint: 4,
       })
       .then((c) => c.deliveries);
@@ -277,6 +283,11 @@ describe('DeliveryRepository', () => {
       expect(await health('wh_a')).toBeUndefined();
     });
 
+    it('writes nothing for the stamped success of an endpoint with no failing count', async () => {
+      await repository.recordOutcomes([await ended('wh_a', 'succeeded', { stampSuccess: true })], THRESHOLDS);
+      expect(await health('wh_a')).toBeUndefined();
+    });
+
     it('writes webhook.delivery_failed with its deliveries only when an active endpoint of the store subscribes', async () => {
       const event = { id: 'evt_notice1', createdAt: new Date(), body: '{"id":"evt_notice1","type":"webhook.delivery_failed"}' };
       await repository.recordOutcomes([await ended('wh_a', 'failed', { failureEvent: event })]);
@@ -301,6 +312,20 @@ describe('DeliveryRepository', () => {
   });
 
   describe('stores in turn', () => {
+    it('passes the free slots as one JSON object, escaping an id only when it needs it', () => {
+      expect(slotsJson(new Map())).toBe('{}');
+      expect(
+        JSON.parse(
+          slotsJson(
+            new Map([
+              ['wh_a', 3],
+              ['st_"x"', 1],
+            ]),
+          ),
+        ),
+      ).toEqual({ wh_a: 3, 'st_"x"': 1 });
+    });
+
     beforeAll(async () => {
       for (const store of ['st_b', 'st_c']) {
         await db.query(`INSERT INTO stores (id, name) VALUES ($1, $1)`, [store]);
@@ -342,11 +367,11 @@ describe('DeliveryRepository', () => {
       const claim = await repository.claimDue(100, 10_000, 'worker', {
         ...NO_LIMITS,
         excludedStores: ['st_b'],
-        partialStores: [{ storeId: 'st_default', available: 2 }],
+        partialStores: new Map([['st_default', 2]]),
       });
       expect(claim.deliveries.map((d) => d.storeId)).toEqual(['st_default', 'st_default']);
-      // Each store took all it could: what is left waits for their slots, not for another claim.
-      expect(claim.moreDue).toBe(false);
+      // More is due than the store could take: the next claim finds it full and leaves it out.
+      expect(claim.moreDue).toBe(true);
     });
 
     it('starts after the store it is given, goes once around, and answers where the next claim goes on', async () => {

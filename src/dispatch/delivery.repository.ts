@@ -40,9 +40,9 @@ export interface ClaimedDelivery {
 export interface ClaimBatch {
   deliveries: ClaimedDelivery[];
   /**
-   * More may be due that another claim could take: a store took all the claim gave it and still
-   * has free slots (its share of the claim ran out, or its endpoints' slots cut it down), or the
-   * claim's turns ended before every store with due work had one.
+   * More may be due than this claim took: a store had as many due as the claim gave it (its
+   * share, or its free slots), or the claim's turns ended before every store with due work had
+   * one. The next claim leaves out the stores and endpoints that are full by then.
    */
   moreDue: boolean;
   /** The last store that had a turn, where the next claim's turns start; null when no store had one. */
@@ -102,8 +102,8 @@ export interface ScheduledRetry {
 export interface EndpointLimits {
   /** Endpoints with no free slot in this process: not claimed at all. */
   excluded: string[];
-  /** Endpoints with some slots taken, or fewer of them after timeouts: at most `available` each. */
-  partial: Array<{ webhookId: string; available: number }>;
+  /** Endpoints with some slots taken, or fewer of them after timeouts: at most this many each. */
+  partial: ReadonlyMap<string, number>;
   /** Slots of any other endpoint. */
   perEndpoint: number;
 }
@@ -112,8 +112,8 @@ export interface EndpointLimits {
 export interface StoreLimits {
   /** Stores with no free slot in this process: not claimed at all. */
   excludedStores: string[];
-  /** Stores with some slots taken: at most `available` each. */
-  partialStores: Array<{ storeId: string; available: number }>;
+  /** Stores with some slots taken: at most this many each. */
+  partialStores: ReadonlyMap<string, number>;
   /** Slots of any other store. */
   perStore: number;
 }
@@ -159,6 +159,19 @@ export const CLAIM_EARLY_MS = 20;
  * index, and with more stores than this the next claim goes on from where this one stopped.
  */
 export const STORE_TURNS = 32;
+
+const SAFE_ID = /^[A-Za-z0-9_]+$/;
+
+/**
+ * Free slots by endpoint or store as the JSON object a claim or a hand-off looks them up in, by
+ * key (hundreds of entries with thousands of endpoints). Written out directly: building an object
+ * of that many keys for JSON.stringify took ten times as long. Hookline's ids need no escaping.
+ */
+export function slotsJson(slots: ReadonlyMap<string, number>): string {
+  let json = '';
+  for (const [id, free] of slots) json += `${json === '' ? '{' : ','}${SAFE_ID.test(id) ? `"${id}"` : JSON.stringify(id)}:${free}`;
+  return json === '' ? '{}' : `${json}}`;
+}
 
 /** Left on the waiting deliveries of an endpoint made inactive. */
 export const INACTIVE_ENDPOINT_ERROR = 'endpoint is inactive; retry the delivery once it is active again';
@@ -236,16 +249,23 @@ const RECORD_WITH_HEALTH = `${recordOutcomesCtes(
     SELECT webhook_id, store_id, bool_or(stamp) AS stamped, count(*) FILTER (WHERE counts)::int AS failed
     FROM updated WHERE counts OR stamp GROUP BY webhook_id, store_id
   ), health AS (
-    -- A stamped success clears the count (failures of the same batch start it again); a failure
-    -- starts the failing time if none runs.
+    -- A failure starts the failing time if none runs; a stamped success of the same batch clears
+    -- what came before (the batch's failures start the count again).
     INSERT INTO endpoint_health AS h (webhook_id, store_id, last_success_at, failing_since, failures)
-    SELECT webhook_id, store_id, CASE WHEN stamped THEN now() END, CASE WHEN failed > 0 THEN now() END, failed FROM health_changes
+    SELECT webhook_id, store_id, CASE WHEN stamped THEN now() END, now(), failed FROM health_changes WHERE failed > 0
     ON CONFLICT (webhook_id, store_id) DO UPDATE SET
       last_success_at = coalesce(excluded.last_success_at, h.last_success_at),
       failing_since = CASE WHEN excluded.last_success_at IS NOT NULL THEN excluded.failing_since
         ELSE coalesce(h.failing_since, excluded.failing_since) END,
       failures = CASE WHEN excluded.last_success_at IS NOT NULL THEN excluded.failures ELSE h.failures + excluded.failures END
     RETURNING h.webhook_id, h.failing_since, h.failures
+  ), cleared AS (
+    -- A stamped success with no failure beside it clears a failing count if one runs, and writes
+    -- nothing for an endpoint that has none: with thousands of endpoints, each one's first success
+    -- in an interval is stamped, and an insert for each was most of what those batches cost.
+    UPDATE endpoint_health h SET last_success_at = now(), failing_since = NULL, failures = 0
+    FROM health_changes c
+    WHERE c.failed = 0 AND h.webhook_id = c.webhook_id AND h.store_id = c.store_id AND (h.failures > 0 OR h.failing_since IS NOT NULL)
   ), notices AS (
     INSERT INTO events (id, store_id, type, body, created_at)
     SELECT notice_id, store_id, 'webhook.delivery_failed', notice_body, notice_at FROM updated
@@ -482,13 +502,12 @@ export class DeliveryRepository implements OnApplicationShutdown {
          JOIN webhooks w ON w.id = d.webhook_id AND w.store_id = d.store_id
        )
        -- One row even when nothing was claimed: it carries whether more is due, where the next
-       -- claim's turns start, and when put-off deliveries come due. More is due when the turns
-       -- ended before every store had one, or a store took all it was given and still has free
-       -- slots (its share of the claim ran out, or the slots of its endpoints did).
+       -- claim's turns start, and when put-off deliveries come due. More may be due when the
+       -- turns ended before every store had one, or a store had as many due as it was given.
        SELECT c.*, m."moreDue", m."lastStore", m."deferredDueInMs"
        FROM (SELECT coalesce((SELECT max(n) FROM walk) >= $9, false) OR EXISTS (
              SELECT 1 FROM turns t JOIN (SELECT turn, count(*) AS n FROM locked GROUP BY turn) l ON l.turn = t.n
-             WHERE l.n >= least(t.available, t.share) AND (SELECT count(*) FROM chosen c WHERE c.store_id = t.store_id) < t.available
+             WHERE l.n >= least(t.available, t.share)
            ) AS "moreDue",
            (SELECT store_id FROM walk ORDER BY n DESC LIMIT 1) AS "lastStore",
            (SELECT array_agg(DISTINCT extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000) FROM deferred) AS "deferredDueInMs"
@@ -497,7 +516,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
       values: [
         limits.excluded,
         limit,
-        JSON.stringify(Object.fromEntries(limits.partial.map((p) => [p.webhookId, p.available]))),
+        slotsJson(limits.partial),
         limits.perEndpoint,
         leaseMs,
         leaseToken,
@@ -505,7 +524,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
         turns.after,
         turns.stores,
         limits.excludedStores,
-        JSON.stringify(Object.fromEntries(limits.partialStores.map((p) => [p.storeId, p.available]))),
+        slotsJson(limits.partialStores),
         limits.perStore,
       ],
     });
@@ -549,7 +568,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
       const attemptKey = o.attempt ? `${o.deliveryId} ${o.attempt.number}` : undefined;
       const recordAttempt = attemptKey !== undefined && !seen.has(attemptKey);
       if (attemptKey) seen.add(attemptKey);
-      const row = {
+      const row: Record<string, unknown> = {
         id: o.deliveryId,
         token: o.leaseToken,
         status: o.status,
@@ -567,14 +586,16 @@ export class DeliveryRepository implements OnApplicationShutdown {
         response_body: o.attempt?.responseBody ?? null,
       };
       if (!health) return row;
-      return {
-        ...row,
-        counts: o.status === 'failed' && o.attempt !== null && o.probe !== true && o.sparesEndpoint !== true,
-        stamp: o.status === 'succeeded' && o.stampSuccess === true,
-        notice_id: o.failureEvent?.id ?? null,
-        notice_body: o.failureEvent?.body ?? null,
-        notice_at: o.failureEvent?.createdAt.toISOString() ?? null,
-      };
+      // Only what is set: an absent key reads as NULL, and with thousands of endpoints most
+      // batches carry a stamp or two among hundreds of plain successes.
+      if (o.status === 'failed' && o.attempt !== null && o.probe !== true && o.sparesEndpoint !== true) row.counts = true;
+      if (o.status === 'succeeded' && o.stampSuccess === true) row.stamp = true;
+      if (o.failureEvent) {
+        row.notice_id = o.failureEvent.id;
+        row.notice_body = o.failureEvent.body;
+        row.notice_at = o.failureEvent.createdAt.toISOString();
+      }
+      return row;
     });
     // One JSON parameter rather than fourteen arrays: JSON.stringify is native, while pg escapes
     // every array element in JavaScript. Each delivery is looked up by its id from its row of the

@@ -61,8 +61,8 @@ class FakeRepository {
       throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     }
     const taken: ClaimedDelivery[] = [];
-    const perEndpoint = new Map(limits.partial.map((p) => [p.webhookId, p.available]));
-    const perStore = new Map(limits.partialStores.map((p) => [p.storeId, p.available]));
+    const perEndpoint = new Map(limits.partial);
+    const perStore = new Map(limits.partialStores);
     const locked = Math.min(limit, this.due.length);
     for (const delivery of this.due.slice(0, locked)) {
       if (limits.excluded.includes(delivery.webhookId) || limits.excludedStores.includes(delivery.storeId)) continue;
@@ -148,7 +148,7 @@ describe('Dispatcher', () => {
     await until(() => repository.claims.length >= 2);
     const last = repository.claims.at(-1)!;
     expect(last.limits.excluded).toEqual(['slow']);
-    expect(last.limits.partial).toEqual([{ webhookId: 'fast', available: 1 }]);
+    expect(last.limits.partial).toEqual(new Map([['fast', 1]]));
     expect(repository.due.map((d) => d.webhookId)).toEqual(['slow', 'slow']);
   });
 
@@ -162,7 +162,7 @@ describe('Dispatcher', () => {
     await until(() => repository.claims.length >= 2);
     const last = repository.claims.at(-1)!;
     expect(last.limits.excludedStores).toEqual(['st_noisy']);
-    expect(last.limits.partialStores).toEqual([{ storeId: 'st_quiet', available: 2 }]);
+    expect(last.limits.partialStores).toEqual(new Map([['st_quiet', 2]]));
     expect(repository.due.map((d) => d.webhookId)).toEqual(['a4', 'a5']);
   });
 
@@ -173,7 +173,7 @@ describe('Dispatcher', () => {
     await until(() => repository.recorded.length === 1);
     dispatcher.wake();
     await until(() => repository.claims.length >= 2);
-    expect(repository.claims.at(-1)!.limits.partial).toEqual([{ webhookId: 'slow', available: 1 }]);
+    expect(repository.claims.at(-1)!.limits.partial).toEqual(new Map([['slow', 1]]));
   });
 
   it('starts each claim’s turns among stores after the last store the claim before served', async () => {

@@ -5,10 +5,10 @@ export const MAX_STAMP_INTERVAL_MS = 60_000;
 const MAX_REMEMBERED = 50_000;
 
 /**
- * Which successful deliveries write their endpoint's last success (the `endpoint_health` row that
- * keeps an endpoint from being disabled for failing). Writing every success would cost the busiest
- * path a write per delivery; once per endpoint per interval, and at once after this process saw it
- * fail, costs nothing measurable. Another process's failures are not known here, so a success may
+ * Which successful deliveries are stamped: a stamp clears the endpoint's failing count in
+ * `endpoint_health`, which would otherwise get it disabled, and writes nothing when no count runs.
+ * Checking every success would cost the busiest path a lookup per delivery; once per endpoint per
+ * interval, and at once after this process saw it fail, costs nothing measurable. Another process's failures are not known here, so a success may
  * go unwritten for up to one interval after them: the threshold is checked against the disable time
  * plus {@link stampIntervalMs}, so that an endpoint is never disabled early, at most that much late.
  */

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlPool } from '../database/sql-pool';
 import { DELIVERIES_CHANNEL } from './deliveries-channel';
-import type { HandOff } from './delivery.repository';
+import { slotsJson, type HandOff } from './delivery.repository';
 import { deliveriesOfEvent } from './event-deliveries';
 import { headersRevision } from '../webhooks/webhook.repository';
 
@@ -241,12 +241,12 @@ export class EventRepository {
       values.push(
         handOff.limit,
         handOff.excluded,
-        JSON.stringify(Object.fromEntries(handOff.partial.map((p) => [p.webhookId, p.available]))),
+        slotsJson(handOff.partial),
         handOff.perEndpoint,
         handOff.leaseMs,
         handOff.leaseToken,
         handOff.excludedStores,
-        JSON.stringify(Object.fromEntries(handOff.partialStores.map((p) => [p.storeId, p.available]))),
+        slotsJson(handOff.partialStores),
         handOff.perStore,
       );
     }

@@ -28,13 +28,13 @@ describe('InFlight', () => {
     expect(slots.room).toBe(6);
     expect(slots.limits()).toEqual({
       excluded: ['wh_a'],
-      partial: [
-        { webhookId: 'wh_b', available: 1 },
-        { webhookId: 'wh_c', available: 1 },
-      ],
+      partial: new Map([
+        ['wh_b', 1],
+        ['wh_c', 1],
+      ]),
       perEndpoint: 2,
       excludedStores: ['st_a'],
-      partialStores: [{ storeId: 'st_b', available: 2 }],
+      partialStores: new Map([['st_b', 2]]),
       perStore: 3,
     });
   });
@@ -61,14 +61,14 @@ describe('InFlight', () => {
     const sends = Array.from({ length: 3 }, () => deferred());
     sends.forEach((send, i) => slots.track(delivery(`d${i}`, 'wh_slow'), send.promise, () => undefined));
     slots.timedOut('wh_slow');
-    expect(slots.limits().partial).toEqual([{ webhookId: 'wh_slow', available: 1 }]);
+    expect(slots.limits().partial).toEqual(new Map([['wh_slow', 1]]));
     slots.timedOut('wh_slow');
     expect(slots.limits().excluded).toEqual(['wh_slow']);
     for (const send of sends) await settle(send);
     // Nothing in flight: its two slots are still all it may take.
-    expect(slots.limits().partial).toEqual([{ webhookId: 'wh_slow', available: 2 }]);
+    expect(slots.limits().partial).toEqual(new Map([['wh_slow', 2]]));
     slots.succeeded('wh_slow');
-    expect(slots.limits().partial).toEqual([{ webhookId: 'wh_slow', available: 3 }]);
+    expect(slots.limits().partial).toEqual(new Map([['wh_slow', 3]]));
   });
 
   it('drains once every send under way has ended', async () => {

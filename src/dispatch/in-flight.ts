@@ -82,28 +82,24 @@ export class InFlight {
 
   /** What the next claim may take per endpoint and per store: none of the full ones, the free slots of the others. */
   limits(): SlotLimits {
-    const limits: SlotLimits = {
-      excluded: [],
-      partial: [],
-      perEndpoint: this.endpoints.perEndpoint,
-      excludedStores: [],
-      partialStores: [],
-      perStore: this.perStore,
-    };
+    const excluded: string[] = [];
+    const partial = new Map<string, number>();
+    const excludedStores: string[] = [];
+    const partialStores = new Map<string, number>();
     for (const [webhookId, count] of this.byEndpoint) {
       const available = this.endpoints.of(webhookId) - count;
-      if (available <= 0) limits.excluded.push(webhookId);
-      else limits.partial.push({ webhookId, available });
+      if (available <= 0) excluded.push(webhookId);
+      else partial.set(webhookId, available);
     }
     for (const [webhookId, slots] of this.endpoints.entries()) {
-      if (!this.byEndpoint.has(webhookId)) limits.partial.push({ webhookId, available: slots });
+      if (!this.byEndpoint.has(webhookId)) partial.set(webhookId, slots);
     }
     for (const [storeId, count] of this.byStore) {
       const available = this.perStore - count;
-      if (available <= 0) limits.excludedStores.push(storeId);
-      else limits.partialStores.push({ storeId, available });
+      if (available <= 0) excludedStores.push(storeId);
+      else partialStores.set(storeId, available);
     }
-    return limits;
+    return { excluded, partial, perEndpoint: this.endpoints.perEndpoint, excludedStores, partialStores, perStore: this.perStore };
   }
 
   /** The count at which a share of `slots` is free again. */

@@ -71,8 +71,8 @@ describe('PublishBatcher', () => {
 
   it('hands the deliveries of a publish to this process’s worker when it offers slots, and always ends the hand-off', async () => {
     handOff = {
-      ...{ limit: 10, leaseMs: 1_000, leaseToken: 'lease', excluded: [], partial: [], perEndpoint: 4 },
-      ...{ excludedStores: [], partialStores: [], perStore: 16 },
+      ...{ limit: 10, leaseMs: 1_000, leaseToken: 'lease', excluded: [], partial: new Map(), perEndpoint: 4 },
+      ...{ excludedStores: [], partialStores: new Map(), perStore: 16 },
     };
     await batcher.publish(event('e1'));
     expect(taken).toHaveLength(1);
@@ -86,8 +86,8 @@ describe('PublishBatcher', () => {
     const single = batcher.publish(event('e1'));
     await Promise.resolve();
     handOff = {
-      ...{ limit: 10, leaseMs: 1_000, leaseToken: 'lease', excluded: [], partial: [], perEndpoint: 4 },
-      ...{ excludedStores: [], partialStores: [], perStore: 16 },
+      ...{ limit: 10, leaseMs: 1_000, leaseToken: 'lease', excluded: [], partial: new Map(), perEndpoint: 4 },
+      ...{ excludedStores: [], partialStores: new Map(), perStore: 16 },
     };
     const batch = batcher.publishAtOnce([event('b1'), event('b2'), event('b3')]);
     const queued = batcher.publish(event('e2'));
