@@ -1,9 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { EmbeddedPostgres } from '../src/database/embedded-postgres';
+import { APP_ROLE, EmbeddedPostgres } from '../src/database/embedded-postgres';
 import { ChildApp } from './support/child-app';
 
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -33,6 +33,34 @@ function startChild(dataDir: string): Promise<{ child: ChildProcess; url: string
     child.once('exit', (code) => reject(new Error(`child exited (${String(code)}): ${err}`)));
   });
 }
+
+/** The SQL error a statement ends with, or undefined when it succeeds. */
+async function refusal(url: string, sql: string): Promise<string | undefined> {
+  return query(url, sql).then(
+    () => undefined,
+    (error: Error) => error.message,
+  );
+}
+
+/** The server's own process: its ids and capability sets, from /proc. */
+async function serverProcess(dataDir: string): Promise<Record<string, string>> {
+  const pid = Number((await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Object.fromEntries(
+    status.split('\n').map((line): [string, string] => {
+      const [name, value = ''] = line.split(':\t');
+      return [name, value.trim()];
+    }),
+  );
+}
+
+const NO_CAPABILITIES = {
+  CapInh: '0000000000000000',
+  CapPrm: '0000000000000000',
+  CapEff: '0000000000000000',
+  CapBnd: '0000000000000000',
+  CapAmb: '0000000000000000',
+};
 
 function isAlive(pid: number): boolean {
   try {
@@ -109,7 +137,8 @@ describe('embedded PostgreSQL', () => {
       await cp(installedNative(), native, { recursive: true, verbatimSymlinks: true });
       const server = await EmbeddedPostgres.start(dataDir, quiet, { binDir: join(native, 'bin') });
       try {
-        expect(await query(server.url, 'SELECT current_user AS who')).toEqual([{ who: 'postgres' }]);
+        expect(await query(server.url, 'SELECT current_user AS who')).toEqual([{ who: APP_ROLE }]);
+        expect(await serverProcess(dataDir)).toMatchObject({ Uid: '65534\t65534\t65534\t65534', ...NO_CAPABILITIES });
       } finally {
         await server.stop();
       }
@@ -121,16 +150,94 @@ describe('embedded PostgreSQL', () => {
     const warnings: string[] = [];
     const server = await EmbeddedPostgres.start(dataDir, { info: () => undefined, warn: (m) => warnings.push(m) });
     // A forced drop cuts a connection: the server logs a FATAL line for it.
-    await query(server.url, 'CREATE DATABASE doomed');
-    const doomed = new Client({ connectionString: server.url.replace(/\/hookline$/, '/doomed') });
+    await query(server.adminUrl, 'CREATE DATABASE doomed');
+    const doomed = new Client({ connectionString: server.adminUrl.replace(/\/hookline$/, '/doomed') });
     doomed.on('error', () => undefined);
     await doomed.connect();
-    await query(server.url, 'DROP DATABASE doomed WITH (FORCE)');
+    await query(server.adminUrl, 'DROP DATABASE doomed WITH (FORCE)');
     await server.stop();
     await doomed.end().catch(() => undefined);
     expect(await readFile(join(dataDir, 'postgres.log'), 'utf8')).toMatch(/terminating connection due to administrator command/);
     expect(warnings).toEqual([]);
   });
+
+  it('gives Hookline a role that is no superuser: pg_read_file, COPY … PROGRAM and server files are refused to it', async () => {
+    const server = await EmbeddedPostgres.start(dataDir, quiet);
+    try {
+      expect(await query(server.url, 'SELECT current_user AS who, rolsuper FROM pg_roles WHERE rolname = current_user')).toEqual([
+        { who: APP_ROLE, rolsuper: false },
+      ]);
+      expect(await refusal(server.url, `SELECT pg_read_file('/etc/shadow')`)).toMatch(/permission denied for function pg_read_file/);
+      expect(await refusal(server.url, `SELECT pg_read_file('postgresql.conf')`)).toMatch(/permission denied for function pg_read_file/);
+      expect(await refusal(server.url, `COPY (SELECT 1) TO PROGRAM 'id'`)).toMatch(/to COPY to or from an external program/);
+      expect(await refusal(server.url, `CREATE TEMP TABLE f (line text); COPY f FROM '/etc/passwd'`)).toMatch(/to COPY from a file/);
+      expect(await refusal(server.url, `SELECT lo_import('/etc/passwd')`)).toMatch(/permission denied for function lo_import/);
+      expect(await refusal(server.url, 'CREATE DATABASE another')).toMatch(/permission denied to create database/);
+      expect(await refusal(server.url, 'CREATE ROLE another')).toMatch(/permission denied to create role/);
+      // Its own database it owns: the migrations create and drop tables in it.
+      expect(await refusal(server.url, 'CREATE TABLE mine (id int); DROP TABLE mine')).toBeUndefined();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('gives Hookline’s role the tables an earlier version created as the superuser', async () => {
+    const first = await EmbeddedPostgres.start(dataDir, quiet);
+    await query(first.adminUrl, 'CREATE TABLE legacy (id serial PRIMARY KEY); CREATE TABLE legacy_log (day int) PARTITION BY RANGE (day)');
+    await query(first.adminUrl, 'CREATE TABLE legacy_log_1 PARTITION OF legacy_log FOR VALUES FROM (1) TO (2)');
+    await query(first.adminUrl, `ALTER DATABASE hookline OWNER TO postgres; ALTER ROLE ${APP_ROLE} SUPERUSER`);
+    await first.stop();
+
+    const again = await EmbeddedPostgres.start(dataDir, quiet);
+    try {
+      expect(
+        await query(
+          again.adminUrl,
+          `SELECT relname, pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname LIKE 'legacy%' ORDER BY relname`,
+        ),
+      ).toEqual([
+        { relname: 'legacy', owner: APP_ROLE },
+        { relname: 'legacy_id_seq', owner: APP_ROLE },
+        { relname: 'legacy_log', owner: APP_ROLE },
+        { relname: 'legacy_log_1', owner: APP_ROLE },
+        { relname: 'legacy_pkey', owner: APP_ROLE },
+      ]);
+      expect(
+        await query(
+          again.url,
+          `SELECT rolsuper, pg_get_userbyid(datdba) AS owner FROM pg_roles, pg_database WHERE rolname = current_user AND datname = current_database()`,
+        ),
+      ).toEqual([{ rolsuper: false, owner: APP_ROLE }]);
+      expect(await refusal(again.url, 'DROP TABLE legacy_log; DROP TABLE legacy')).toBeUndefined();
+    } finally {
+      await again.stop();
+    }
+  });
+
+  itAsRoot(
+    'runs the server as uid 65534 with no capability, either way it reaches its files',
+    async () => {
+      for (const isolation of ['drop', 'namespace'] as const) {
+        const base = await mkdtemp(join(tmpdir(), `hookline-${isolation}-`));
+        // The way without a namespace needs every directory above DATA_DIR open to the server's user.
+        if (isolation === 'drop') await chmod(base, 0o755);
+        const data = join(base, 'data');
+        const server = await EmbeddedPostgres.start(data, quiet, { isolation });
+        try {
+          expect(await serverProcess(data)).toMatchObject({ Uid: '65534\t65534\t65534\t65534', NoNewPrivs: '1', ...NO_CAPABILITIES });
+          // Even the embedded superuser reads no more of the host than uid 65534 may.
+          expect(await refusal(server.adminUrl, `SELECT pg_read_file('/etc/shadow')`)).toMatch(
+            /could not open file "\/etc\/shadow" for reading: Permission denied/,
+          );
+          expect(await refusal(server.adminUrl, `SELECT pg_read_file('${join(data, 'postgres.password')}')`)).toMatch(/Permission denied/);
+        } finally {
+          await server.stop();
+          await rm(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+        }
+      }
+    },
+    120_000,
+  );
 
   it('stops gracefully on Ctrl+C: SIGINT to the process group reaches Hookline, which then stops its PostgreSQL', async () => {
     const app = await ChildApp.start({
@@ -139,8 +246,16 @@ describe('embedded PostgreSQL', () => {
       env: { DATA_DIR: dataDir, LOG_LEVEL: 'info' },
       startDeadlineMs: 90_000,
     });
-    const postgresPid = Number((await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const [pid, , , port] = (await readFile(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n');
+    const postgresPid = Number(pid);
     expect(isAlive(postgresPid)).toBe(true);
+    // Every connection of the running app is its own role's, none the superuser's.
+    const password = encodeURIComponent(await readFile(join(dataDir, 'postgres.password'), 'utf8'));
+    const sessions = await query(
+      `postgres://postgres:${password}@127.0.0.1:${port}/hookline`,
+      `SELECT DISTINCT usename FROM pg_stat_activity WHERE application_name LIKE 'hookline%'`,
+    );
+    expect(sessions).toEqual([{ usename: APP_ROLE }]);
     app.killGroup('SIGINT');
     expect(await app.waitForExit(60_000)).toEqual({ code: 0, signal: null });
     const messages = app.logLines().map((line) => line.msg ?? '');

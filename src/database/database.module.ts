@@ -8,6 +8,7 @@ import { PgNotifier } from './pg-notifier';
 import { runMigrationsLocked } from './run-migrations';
 import { SettingsRepository } from './settings.repository';
 import { SqlPool } from './sql-pool';
+import { warnIfSuperuser } from './superuser-warning';
 
 /**
  * TypeORM on PostgreSQL, one code path: the URL is a real server's (DATABASE_URL) or the embedded
@@ -25,6 +26,7 @@ import { SqlPool } from './sql-pool';
       dataSourceFactory: async (options) => {
         const dataSource = await new DataSource(options!).initialize();
         await runMigrationsLocked(dataSource);
+        await warnIfSuperuser((sql) => dataSource.query(sql));
         return dataSource;
       },
     }),

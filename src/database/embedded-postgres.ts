@@ -5,12 +5,13 @@ import { chmod, chown, mkdir, readFile, readdir, rm, stat, writeFile } from 'nod
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
+import { planIsolation, UNPRIVILEGED_ID, UnreachablePathError, type RunAs, type ServerIsolation } from './server-isolation';
 
-/** The uid/gid the server runs as when we are root: PostgreSQL refuses to run as root. */
-const UNPRIVILEGED_ID = 65534;
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 const DATABASE_NAME = 'hookline';
+/** The role Hookline connects as: it owns Hookline's database and tables, and may do nothing else. */
+export const APP_ROLE = 'hookline';
 
 export interface EmbeddedPostgresLog {
   info(message: string): void;
@@ -22,6 +23,8 @@ export interface EmbeddedPostgresOptions {
   forwardServerLog?: boolean;
   /** The directory of the `initdb` and `postgres` binaries; by default the installed npm package's. */
   binDir?: string;
+  /** As root: run the server through this way only (tests); by default the first that works (see planIsolation). */
+  isolation?: 'drop' | 'namespace';
 }
 
 /** The embedded server cannot start for a reason the operator must fix; its message says how. */
@@ -30,8 +33,7 @@ export class EmbeddedPostgresError extends Error {
 }
 
 interface Binaries {
-  initdb: string;
-  postgres: string;
+  bin: string;
 }
 
 /**
@@ -46,13 +48,23 @@ interface Binaries {
  *
  * The server runs in a process group of its own, so a Ctrl+C in a terminal (SIGINT to the
  * foreground group) reaches Hookline alone, which drains its deliveries and then stops the server.
+ *
+ * Least privilege: as root, the server runs as uid 65534 with no capability at all, so it reads
+ * its own files and what any user may read, nothing else of the host (planIsolation); Hookline
+ * connects as {@link APP_ROLE}, which owns Hookline's database and is no superuser, so
+ * `pg_read_file`, `COPY … PROGRAM` and the like are refused to it. The superuser's password stays
+ * in DATA_DIR for the start's own setup (prepareDatabase) and for an operator.
  */
 export class EmbeddedPostgres {
   private constructor(
     private readonly child: ChildProcess,
     private readonly log: EmbeddedPostgresLog,
     private readonly dataDir: string,
+    private readonly isolation: ServerIsolation,
+    /** Hookline's connection: {@link APP_ROLE} on its database. */
     readonly url: string,
+    /** The superuser's, on the same database: administration and the test harness, never the application. */
+    readonly adminUrl: string,
   ) {}
 
   static async start(dataDir: string, log: EmbeddedPostgresLog, options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
@@ -60,42 +72,67 @@ export class EmbeddedPostgres {
     const pgData = join(dataDir, 'postgres');
     const runAs = currentUid() === 0 ? { uid: UNPRIVILEGED_ID, gid: UNPRIVILEGED_ID } : undefined;
 
-    const password = await prepareDataDir(dataDir);
-    if (!(await exists(join(pgData, 'PG_VERSION')))) {
-      log.info(`initialising embedded PostgreSQL in ${pgData}`);
-      await initialise(binaries, pgData, password, runAs).catch((error: unknown) => {
-        throw new EmbeddedPostgresError(`embedded PostgreSQL could not be initialised in ${pgData}: ${String(error)}`);
-      });
-    } else if (runAs) {
-      await chownTree(pgData, runAs.uid, runAs.gid).catch((error: unknown) => {
-        throw unusable(dataDir, error);
-      });
-    }
-    await stopOrphan(pgData, log);
-
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= 3; attempt++) {
-      const port = await freePort();
-      try {
-        const child = await launch(binaries, pgData, port, runAs, log, options.forwardServerLog ?? false);
-        const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE_NAME}`;
-        const server = new EmbeddedPostgres(child, log, dataDir, url);
-        await server.ensureDatabase(port, password).catch(async (error: unknown) => {
-          await server.stop();
-          throw error;
+    const passwords = await prepareDataDir(dataDir, runAs);
+    const isolation = await planIsolation(binaries.bin, pgData, runAs, options.isolation).catch((error: unknown) => {
+      if (!(error instanceof UnreachablePathError)) throw error;
+      throw new EmbeddedPostgresError(
+        `${error.message} (and this system allows no mount namespace to reach it through): let that user enter it ` +
+          `(chmod o+x ${error.directory}), move DATA_DIR and the install below directories it may enter, run Hookline as a user other than root, or set DATABASE_URL`,
+      );
+    });
+    try {
+      if (!(await exists(join(pgData, 'PG_VERSION')))) {
+        log.info(`initialising embedded PostgreSQL in ${pgData}`);
+        await initialise(isolation, pgData, passwords.superuser, runAs).catch((error: unknown) => {
+          throw new EmbeddedPostgresError(`embedded PostgreSQL could not be initialised in ${pgData}: ${String(error)}`);
         });
-        log.info(`embedded PostgreSQL listening on 127.0.0.1:${port} (data in ${pgData})`);
-        return server;
-      } catch (error) {
-        lastError = error;
-        log.warn(`embedded PostgreSQL failed to start on port ${port}: ${String(error)}`);
+      } else if (runAs) {
+        await chownTree(pgData, runAs.uid, runAs.gid).catch((error: unknown) => {
+          throw unusable(dataDir, error);
+        });
       }
+      await stopOrphan(pgData, log);
+
+      let lastError: unknown;
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const port = await freePort();
+        try {
+          const child = await launch(isolation, dataDir, port, log, options.forwardServerLog ?? false);
+          const at = `@127.0.0.1:${port}/${DATABASE_NAME}`;
+          const server = new EmbeddedPostgres(
+            child,
+            log,
+            dataDir,
+            isolation,
+            `postgres://${APP_ROLE}:${encodeURIComponent(passwords.app)}${at}`,
+            `postgres://postgres:${encodeURIComponent(passwords.superuser)}${at}`,
+          );
+          await prepareDatabase(port, passwords).catch(async (error: unknown) => {
+            await server.stopServer();
+            throw error;
+          });
+          log.info(`embedded PostgreSQL listening on 127.0.0.1:${port} (data in ${pgData})`);
+          return server;
+        } catch (error) {
+          lastError = error;
+          log.warn(`embedded PostgreSQL failed to start on port ${port}: ${String(error)}`);
+        }
+      }
+      throw new EmbeddedPostgresError(`embedded PostgreSQL could not start: ${String(lastError)}`);
+    } catch (error) {
+      await isolation.dispose();
+      throw error;
     }
-    throw new EmbeddedPostgresError(`embedded PostgreSQL could not start: ${String(lastError)}`);
   }
 
   /** Fast shutdown (SIGINT): open transactions are rolled back, data is kept. */
   async stop(): Promise<void> {
+    await this.stopServer();
+    await this.isolation.dispose();
+    await rm(ownerFile(this.dataDir), { force: true });
+  }
+
+  private async stopServer(): Promise<void> {
     const child = this.child;
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -106,18 +143,51 @@ export class EmbeddedPostgres {
     }, STOP_TIMEOUT_MS);
     await exited;
     clearTimeout(timer);
-    await rm(ownerFile(this.dataDir), { force: true });
   }
+}
 
-  private async ensureDatabase(port: number, password: string): Promise<void> {
-    const client = new Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
+/**
+ * Hookline's database and role, at every start (as the superuser, before Hookline connects):
+ * {@link APP_ROLE} may log in and is nothing more (no superuser, no CREATEDB, CREATEROLE,
+ * REPLICATION or BYPASSRLS, whatever was set on it before), and owns the database, its schema and
+ * every table in it, those an earlier version created as the superuser included.
+ */
+async function prepareDatabase(port: number, passwords: { superuser: string; app: string }): Promise<void> {
+  const connect = async (database: string) => {
+    const client = new Client({ host: '127.0.0.1', port, user: 'postgres', password: passwords.superuser, database });
     await client.connect();
-    try {
-      const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE_NAME]);
-      if (found.rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE_NAME}`);
-    } finally {
-      await client.end();
-    }
+    return client;
+  };
+  const server = await connect('postgres');
+  try {
+    const role = await server.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [APP_ROLE]);
+    if (role.rowCount === 0) await server.query(`CREATE ROLE ${APP_ROLE}`);
+    await server.query(
+      `ALTER ROLE ${APP_ROLE} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS ` +
+        `PASSWORD ${server.escapeLiteral(passwords.app)}`,
+    );
+    const found = await server.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE_NAME]);
+    if (found.rowCount === 0) await server.query(`CREATE DATABASE ${DATABASE_NAME} OWNER ${APP_ROLE}`);
+    else await server.query(`ALTER DATABASE ${DATABASE_NAME} OWNER TO ${APP_ROLE}`);
+  } finally {
+    await server.end();
+  }
+  const database = await connect(DATABASE_NAME);
+  try {
+    await database.query(`ALTER SCHEMA public OWNER TO ${APP_ROLE}`);
+    // A sequence that belongs to a column goes with its table (and may not be given on its own).
+    const { rows } = await database.query<{ statement: string }>(
+      `SELECT format('ALTER %s %I OWNER TO ${APP_ROLE}', CASE c.relkind WHEN 'S' THEN 'SEQUENCE' WHEN 'v' THEN 'VIEW'
+         WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE 'TABLE' END, c.relname) AS statement
+       FROM pg_class c
+       WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S')
+         AND c.relowner <> '${APP_ROLE}'::regrole
+         AND NOT (c.relkind = 'S' AND EXISTS (SELECT 1 FROM pg_depend d
+           WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i')))`,
+    );
+    for (const { statement } of rows) await database.query(statement);
+  } finally {
+    await database.end();
   }
 }
 
@@ -139,75 +209,28 @@ function findBinaries(): Binaries {
 }
 
 function binariesIn(bin: string): Binaries {
-  return { initdb: join(bin, 'initdb'), postgres: join(bin, 'postgres') };
+  return { bin };
 }
 
-/**
- * How to run a binary as the unprivileged user. As root we go through util-linux's setpriv: it
- * switches to uid 65534, keeps CAP_DAC_READ_SEARCH so that the server can reach binaries and data
- * below a directory it could not otherwise enter (/root is mode 700), and asks the kernel to stop
- * the server if we die (no orphan after a SIGKILL). The kernel drops every capability when a
- * process leaves uid 0 unless SECBIT_NO_SETUID_FIXUP is set, hence `--securebits`. Without
- * setpriv, Node switches the uid itself.
- */
-function command(
-  binary: string,
-  args: string[],
-  runAs: { uid: number; gid: number } | undefined,
-): { file: string; args: string[]; ids: { uid?: number; gid?: number } } {
-  if (hasSetpriv()) {
-    const privileges = runAs
-      ? [
-          `--reuid=${runAs.uid}`,
-          `--regid=${runAs.gid}`,
-          '--clear-groups',
-          '--securebits=+no_setuid_fixup',
-          '--inh-caps=+dac_read_search',
-          '--ambient-caps=+dac_read_search',
-        ]
-      : [];
-    return { file: 'setpriv', args: [...privileges, '--pdeathsig=SIGINT', '--', binary, ...args], ids: {} };
-  }
-  return { file: binary, args, ids: runAs ?? {} };
-}
-
-let setprivAvailable: boolean | undefined;
-function hasSetpriv(): boolean {
-  if (setprivAvailable === undefined) {
-    const probe = spawnSync('setpriv', ['--version'], { stdio: 'ignore' });
-    setprivAvailable = probe.status === 0;
-  }
-  return setprivAvailable;
-}
-
-async function initialise(
-  binaries: Binaries,
-  pgData: string,
-  password: string,
-  runAs: { uid: number; gid: number } | undefined,
-): Promise<void> {
+async function initialise(isolation: ServerIsolation, pgData: string, password: string, runAs: RunAs | undefined): Promise<void> {
   await rm(pgData, { recursive: true, force: true });
   await mkdir(pgData, { recursive: true, mode: 0o700 });
-  const passwordFile = join(dirname(pgData), 'initdb.pwfile');
+  const passwordFile = join(isolation.handover, 'initdb.pwfile');
   await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
   if (runAs) {
     await chown(pgData, runAs.uid, runAs.gid);
     await chown(passwordFile, runAs.uid, runAs.gid);
   }
   try {
-    const { file, args, ids } = command(
-      binaries.initdb,
-      [
-        `--pgdata=${pgData}`,
-        '--username=postgres',
-        `--pwfile=${passwordFile}`,
-        '--auth=scram-sha-256',
-        '--encoding=UTF8',
-        '--locale=C',
-        '--no-instructions',
-      ],
-      runAs,
-    );
+    const { file, args, ids } = isolation.command(join(isolation.native, 'bin', 'initdb'), [
+      `--pgdata=${isolation.pgData}`,
+      '--username=postgres',
+      `--pwfile=${passwordFile}`,
+      '--auth=scram-sha-256',
+      '--encoding=UTF8',
+      '--locale=C',
+      '--no-instructions',
+    ]);
     const result = spawnSync(file, args, { ...ids, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
     if (result.error) throw result.error;
     if (result.status !== 0) {
@@ -219,22 +242,28 @@ async function initialise(
 }
 
 function launch(
-  binaries: Binaries,
-  pgData: string,
+  isolation: ServerIsolation,
+  dataDir: string,
   port: number,
-  runAs: { uid: number; gid: number } | undefined,
   log: EmbeddedPostgresLog,
   forwardServerLog: boolean,
 ): Promise<ChildProcess> {
-  const { file, args, ids } = command(
-    binaries.postgres,
-    ['-D', pgData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    runAs,
-  );
+  const { file, args, ids } = isolation.command(join(isolation.native, 'bin', 'postgres'), [
+    '-D',
+    isolation.pgData,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=200',
+  ]);
   return new Promise((resolve, reject) => {
     // detached: a group of its own, out of reach of the terminal's Ctrl+C (see the class comment).
     const child = spawn(file, args, { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
-    const serverLog = createWriteStream(join(dirname(pgData), 'postgres.log'), { flags: 'a' });
+    const serverLog = createWriteStream(join(dataDir, 'postgres.log'), { flags: 'a' });
     serverLog.on('error', (error) => log.warn(`cannot write the embedded PostgreSQL log: ${String(error)}`));
     child.once('close', () => serverLog.end());
     let output = '';
@@ -274,12 +303,21 @@ function launch(
   });
 }
 
-/** Creates DATA_DIR if needed and claims it for this process; answers the server's password. */
-async function prepareDataDir(dataDir: string): Promise<string> {
+/**
+ * Creates DATA_DIR if needed and claims it for this process; answers the superuser's and
+ * Hookline's role's passwords. As root, lets the server's user pass through DATA_DIR (not list it:
+ * its files are root's, mode 600) to the cluster, which is that user's own.
+ */
+async function prepareDataDir(dataDir: string, runAs: RunAs | undefined): Promise<{ superuser: string; app: string }> {
   try {
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    const info = await stat(dataDir);
+    if (runAs && info.uid === currentUid() && (info.mode & 0o001) === 0) await chmod(dataDir, (info.mode & 0o777) | 0o001);
     await claimDataDir(dataDir);
-    return await readOrCreatePassword(dataDir);
+    return {
+      superuser: await readOrCreatePassword(dataDir, 'postgres.password'),
+      app: await readOrCreatePassword(dataDir, `${APP_ROLE}-role.password`),
+    };
   } catch (error) {
     throw error instanceof EmbeddedPostgresError ? error : unusable(dataDir, error);
   }
@@ -344,8 +382,8 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function readOrCreatePassword(dataDir: string): Promise<string> {
-  const file = join(dataDir, 'postgres.password');
+async function readOrCreatePassword(dataDir: string, name: string): Promise<string> {
+  const file = join(dataDir, name);
   const existing = await readFile(file, 'utf8').catch(() => undefined);
   if (existing?.trim()) return existing.trim();
   const password = randomBytes(24).toString('base64url');

@@ -1,10 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 
+/**
+ * The role the app under test connects as, as in production: no superuser, owner of its test
+ * database (so its migrations own every table), nothing more. Server-wide chores go through
+ * {@link adminQuery}, the server's superuser.
+ */
+export const APP_ROLE = 'hookline_test_app';
+const APP_PASSWORD = 'hookline_test_app';
+
 export interface TestDatabase {
   name: string;
+  /** The database as {@link APP_ROLE}: what the app is given as DATABASE_URL. */
   url: string;
-  /** A client on the test database, for assertions on what was (not) written. */
+  /** A client on the test database as {@link APP_ROLE}, for assertions on what was (not) written. */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   drop(): Promise<void>;
 }
@@ -15,10 +24,29 @@ function serverUrl(): string {
   return url;
 }
 
-function withDatabase(url: string, database: string): string {
+function withDatabase(url: string, database: string, role?: { user: string; password: string }): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
+  if (role) {
+    parsed.username = role.user;
+    parsed.password = role.password;
+  }
   return parsed.toString();
+}
+
+let appRole: Promise<unknown> | undefined;
+
+/** Creates {@link APP_ROLE} on the server once (other test processes may be creating it at the same moment). */
+function ensureAppRole(): Promise<unknown> {
+  appRole ??= onServer(async (client) => {
+    const found = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [APP_ROLE]);
+    if (found.rowCount !== 0) return;
+    await client.query(`CREATE ROLE ${APP_ROLE} LOGIN PASSWORD '${APP_PASSWORD}'`).catch((error: { code?: string }) => {
+      // 42710: created meanwhile; 23505: the same, seen by the catalogue's unique index.
+      if (error.code !== '42710' && error.code !== '23505') throw error;
+    });
+  });
+  return appRole;
 }
 
 async function onServer<T>(fn: (client: Client) => Promise<T>): Promise<T> {
@@ -34,8 +62,9 @@ async function onServer<T>(fn: (client: Client) => Promise<T>): Promise<T> {
 /** A fresh, empty database on the test server; every spec file gets its own. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `hookline_test_${randomBytes(6).toString('hex')}`;
-  await onServer((client) => client.query(`CREATE DATABASE ${name}`));
-  const url = withDatabase(serverUrl(), name);
+  await ensureAppRole();
+  await onServer((client) => client.query(`CREATE DATABASE ${name} OWNER ${APP_ROLE}`));
+  const url = withDatabase(serverUrl(), name, { user: APP_ROLE, password: APP_PASSWORD });
   let client: Client | undefined;
   return {
     name,

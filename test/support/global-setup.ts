@@ -17,7 +17,8 @@ export default async function globalSetup(): Promise<void> {
   if (process.env.DATABASE_URL) return;
   const dataDir = await mkdtemp(join(tmpdir(), 'hookline-test-pg-'));
   const server = await EmbeddedPostgres.start(dataDir, { info: () => undefined, warn: (m) => console.warn(m) });
-  process.env.DATABASE_URL = server.url;
+  // The superuser's: the specs create a database (and its owner role) each (database.ts).
+  process.env.DATABASE_URL = server.adminUrl;
   process.env.HOOKLINE_TEST_EMBEDDED_DIR = dataDir;
   (globalThis as { __embeddedPostgres?: EmbeddedPostgres }).__embeddedPostgres = server;
   console.log(`\n[test] DATABASE_URL unset: using an embedded PostgreSQL in ${dataDir}`);
