@@ -11,7 +11,8 @@
  * Options:
  *   --quick            every scenario shrunk; under 60 s
  *   --clients          only the HTTP-client study (bench/studies/http-clients.ts); no database needed
- *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, ratelimit, ordered, backlog, peers, claim, retention
+ *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, ratelimit, ordered, backlog, peers, claim, retention,
+ *                      noisy-neighbour, many-stores
  *   --profile          run Hookline under --cpu-prof (profiles in bench/profiles/) and print where its time goes
  *   --sql-stats        time Hookline's SQL statements per scenario (pg driver wrapper) and print the top ones
  *   --log-level=L      Hookline's LOG_LEVEL (default info, as deployed)
@@ -53,6 +54,8 @@ import { isolation } from './scenarios/isolation';
 import { latency } from './scenarios/latency';
 import { ordered } from './scenarios/ordered';
 import { rateLimit } from './scenarios/ratelimit';
+import { manyStores } from './scenarios/many-stores';
+import { noisyNeighbour } from './scenarios/noisy-neighbour';
 import { retention } from './scenarios/retention';
 import { retry } from './scenarios/retry';
 import { throughput } from './scenarios/throughput';
@@ -138,8 +141,8 @@ async function attempt(bench: Bench, scenario: Scenario, run: () => Promise<void
     if (bench.hookline && !bench.hookline.child.running) {
       bench.hookline = undefined;
       if (
-        ['api', 'throughput', 'latency', 'isolation', 'retry', 'ratelimit', 'ordered', 'backlog', 'retention'].some((s) =>
-          bench.has(s as Scenario),
+        ['api', 'throughput', 'latency', 'isolation', 'retry', 'ratelimit', 'ordered', 'noisy-neighbour', 'backlog', 'retention'].some(
+          (s) => bench.has(s as Scenario),
         )
       )
         await bench.startHookline('restarted');
@@ -152,8 +155,8 @@ async function runAll(bench: Bench): Promise<void> {
   await bench.prepareDatabase();
   await attempt(bench, 'ceiling', () => ceiling(bench));
   await attempt(bench, 'ceiling', () => ceiling(bench, 'ceiling-dispatch'));
-  // The peers scenario starts its own processes.
-  const needsHookline = SCENARIOS.filter((s) => s !== 'ceiling' && s !== 'claim' && s !== 'peers').some((s) => bench.has(s));
+  // The peers and many-stores scenarios start their own processes.
+  const needsHookline = SCENARIOS.filter((s) => !['ceiling', 'claim', 'peers', 'many-stores'].includes(s)).some((s) => bench.has(s));
   if (needsHookline) {
     const hookline = await bench.startHookline('main');
     await sleep(500);
@@ -171,8 +174,11 @@ async function runAll(bench: Bench): Promise<void> {
   await attempt(bench, 'retry', () => retry(bench));
   await attempt(bench, 'ratelimit', () => rateLimit(bench));
   await attempt(bench, 'ordered', () => ordered(bench));
+  await attempt(bench, 'noisy-neighbour', () => noisyNeighbour(bench));
   await attempt(bench, 'backlog', () => backlog(bench));
   await attempt(bench, 'retention', () => retention(bench));
+  // Starts and stops processes of its own.
+  await attempt(bench, 'many-stores', () => manyStores(bench));
   await bench.stopHookline();
   await attempt(bench, 'peers', () => peers(bench));
   await attempt(bench, 'claim', () => claim(bench));

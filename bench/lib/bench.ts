@@ -119,9 +119,10 @@ export class Bench {
   // ---------------------------------------------------------------------------------------------
   // processes
 
-  async startHookline(label: string, onSpawn?: (child: Child) => void): Promise<HooklineProcess> {
+  /** Starts Hookline with the benchmark's environment, and `env` on top of it. */
+  async startHookline(label: string, onSpawn?: (child: Child) => void, env: NodeJS.ProcessEnv = {}): Promise<HooklineProcess> {
     if (this.options.profile) mkdirSync(this.profileDir, { recursive: true });
-    const child = this.registry.start('hookline-server', {}, { env: this.hooklineEnv(), execArgv: hooklineNodeFlags() });
+    const child = this.registry.start('hookline-server', {}, { env: { ...this.hooklineEnv(), ...env }, execArgv: hooklineNodeFlags() });
     onSpawn?.(child);
     const ready = await child.ready(90_000);
     this.hookline = { child, baseUrl: `http://127.0.0.1:${ready.port as number}`, label };
@@ -182,10 +183,11 @@ export class Bench {
     console.log(formatProfile(file, 20));
   }
 
-  async api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** A request to Hookline's API with `key` (the admin key by default); the answer's JSON, or an error. */
+  async api<T>(method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<T> {
     const response = await fetch(`${this.hookline!.baseUrl}/api/v1/external${path}`, {
       method,
-      headers: { 'x-api-key': ADMIN_KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();

@@ -23,6 +23,8 @@ export const SCENARIOS = [
   'peers',
   'claim',
   'retention',
+  'noisy-neighbour',
+  'many-stores',
 ] as const;
 /** Where the peers scenario finds Redis for BullMQ. */
 export const REDIS = { host: '127.0.0.1', port: 6379 };
@@ -82,6 +84,10 @@ export interface Sizes {
   retentionRows: number;
   /** Events (× 10 endpoints) delivered in each retention phase. */
   retentionEvents: number;
+  /** Events per store in the noisy-neighbour throughput phases (100 stores × 10 endpoints). */
+  noisyThroughputEvents: number;
+  /** Deliveries of each many-stores drain (one store, then 1,000 stores, 10 endpoints each). */
+  manyStoresDeliveries: number;
   clientsWarmupMs: number;
   clientsMs: number;
   clientsRounds: number;
@@ -115,6 +121,8 @@ export const FULL: Sizes = {
   peersSweep: true,
   retentionRows: 2_000_000,
   retentionEvents: 10_000,
+  noisyThroughputEvents: 50, // × 1,000 endpoints = 50,000 deliveries
+  manyStoresDeliveries: 50_000,
   clientsWarmupMs: 1000,
   clientsMs: 5000,
   clientsRounds: 3,
@@ -148,6 +156,8 @@ export const QUICK: Sizes = {
   peersSweep: false,
   retentionRows: 200_000,
   retentionEvents: 1000,
+  noisyThroughputEvents: 30,
+  manyStoresDeliveries: 10_000,
   clientsWarmupMs: 500,
   clientsMs: 1500,
   clientsRounds: 1,
