@@ -49,6 +49,10 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/stores', scope: 'stores:write', json: { name: 'new store' } },
   { method: 'GET', path: '/stores', scope: 'stores:write' },
   { method: 'POST', path: '/stores/:store/api-keys', scope: 'stores:write', json: { name: 'new', scopes: ['webhooks:read'] } },
+  { method: 'POST', path: '/stores/:store/portal-sessions', scope: 'stores:write', json: { capabilities: ['read'] } },
+  { method: 'DELETE', path: '/stores/:store/portal-sessions/ps_00000000000000000000000000', scope: 'stores:write' },
+  { method: 'POST', path: '/portal-sessions', scope: 'portal:write', json: { capabilities: ['read'] } },
+  { method: 'DELETE', path: '/portal-sessions/ps_00000000000000000000000000', scope: 'portal:write' },
   { method: 'GET', path: '/webhooks', scope: 'webhooks:read' },
   {
     method: 'POST',
@@ -552,11 +556,17 @@ describe('who am I (GET /me)', () => {
       components: { schemas: Record<string, { properties: object }> };
     }>(await fetch(`${t.baseUrl}/docs-json`), 200);
     const operation = document.paths['/me']?.get;
-    expect(operation).toMatchObject({ security: [{ 'api-key': [] }], 'x-required-scopes': [] });
-    expect(operation.description).toContain('Requires an API key, of any scope.');
+    expect(operation).toMatchObject({ security: [{ 'api-key': [] }, { 'portal-session': [] }], 'x-required-scopes': [] });
+    expect(operation.description).toContain('Requires an API key, of any scope (or a portal session’s token).');
     expect(Object.keys(operation.responses).sort()).toEqual(['200', '401', '429']);
     const ref = operation.responses['200'].content?.['application/json'].schema.$ref ?? '';
-    expect(Object.keys(document.components.schemas[ref.split('/').pop()!].properties).sort()).toEqual(['id', 'name', 'scopes', 'storeId']);
+    expect(Object.keys(document.components.schemas[ref.split('/').pop()!].properties).sort()).toEqual([
+      'id',
+      'name',
+      'portalSession',
+      'scopes',
+      'storeId',
+    ]);
   });
 });
 
@@ -624,19 +634,25 @@ describe('the OpenAPI document (/docs-json)', () => {
   });
 
   it.each(ROUTES.map((route) => [label(route), route] as const))('documents %s with its scope and its 401/403 answers', (_label, route) => {
-    const path = route.path.replace(/:(\w+)/g, '{id}').replace(/\/(evt|del)_0+/, '/{id}');
+    const path = route.path
+      .replace(/:(\w+)/g, '{id}')
+      .replace(/\/(evt|del)_0+/, '/{id}')
+      .replace(/\/\{id\}\/portal-sessions\/ps_0+/, '/{id}/portal-sessions/{sessionId}')
+      .replace(/\/ps_0+/, '/{id}');
     const operation = document.paths[path]?.[route.method.toLowerCase()];
     expect({ path, found: operation !== undefined }).toEqual({ path, found: true });
-    expect(operation.security).toEqual([{ 'api-key': [] }]);
+    // A portal session's token is offered where a session can hold the scope (webhooks:read, webhooks:write).
+    const bySession = route.scope.startsWith('webhooks:') ? [{ 'portal-session': [] }] : [];
+    expect(operation.security).toEqual([{ 'api-key': [] }, ...bySession]);
     expect(operation).toMatchObject({ 'x-required-scopes': [route.scope] });
     expect(operation.description).toContain(`\`${route.scope}\``);
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['401', '403']));
   });
 
-  it('documents no API operation without a security requirement, and only health as public', () => {
+  it('documents no API operation without a security requirement, and only health and a portal link’s exchange as public', () => {
     expect(document.servers).toEqual([expect.objectContaining({ url: '/api/v1/external' })]);
     const publicOnes = operations().filter(([, operation]) => !(operation.security as unknown[]).length);
-    expect(publicOnes.map(([name]) => name)).toEqual(['GET /health']);
+    expect(publicOnes.map(([name]) => name)).toEqual(['GET /health', 'POST /portal-sessions/exchange']);
   });
 
   it('documents 413 on every operation that takes a body', () => {
@@ -646,7 +662,15 @@ describe('the OpenAPI document (/docs-json)', () => {
   });
 
   it('declares its tags, webhooks, events and deliveries before the administration groups, and lists health once', () => {
-    expect(document.tags?.map((tag) => tag.name)).toEqual(['webhooks', 'events', 'deliveries', 'api-keys', 'stores', 'health']);
+    expect(document.tags?.map((tag) => tag.name)).toEqual([
+      'webhooks',
+      'events',
+      'deliveries',
+      'api-keys',
+      'stores',
+      'portal-sessions',
+      'health',
+    ]);
     const declared = new Set(document.tags?.map((tag) => tag.name));
     for (const [name, operation] of operations())
       expect({ name, tags: operation.tags?.filter((tag) => !declared.has(tag)) }).toEqual({ name, tags: [] });

@@ -27,7 +27,6 @@ export class ApiKeyAuthenticator implements OnModuleInit {
   private readonly logger = new Logger(ApiKeyAuthenticator.name);
   private readonly cache = new Map<string, CacheEntry>();
   private readonly lastTouched = new Map<string, number>();
-  private readonly byRequest = new WeakMap<object, Promise<AuthContext | undefined>>();
   private evictions = 0;
 
   constructor(
@@ -57,21 +56,6 @@ export class ApiKeyAuthenticator implements OnModuleInit {
     }
     this.touch(context.keyId, now);
     return context;
-  }
-
-  /**
-   * The X-API-Key of a request, authenticated once for all the guards that ask (the rate limit
-   * counts by key, then the API key guard checks scopes).
-   */
-  authenticateRequest(request: { headers: Record<string, string | string[] | undefined> }): Promise<AuthContext | undefined> {
-    let lookup = this.byRequest.get(request);
-    if (!lookup) {
-      const header = request.headers['x-api-key'];
-      const keyText = Array.isArray(header) ? header[0] : header;
-      lookup = keyText && keyText.length <= 512 ? this.authenticate(keyText) : Promise.resolve(undefined);
-      this.byRequest.set(request, lookup);
-    }
-    return lookup;
   }
 
   /** Forgets a key in this process (the revoking request also notifies the others). */

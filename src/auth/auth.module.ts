@@ -10,18 +10,25 @@ import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
 import { BootstrapKey } from './bootstrap-key';
+import { EndpointDirectory } from './endpoint-directory';
 import { MeController } from './me.controller';
+import { PortalSession } from './portal-session.entity';
+import { PortalSessionAuthenticator } from './portal-session-authenticator';
+import { PortalSessionRepository } from './portal-session.repository';
+import { PortalSessionsController } from './portal-sessions.controller';
+import { PortalSessionsService } from './portal-sessions.service';
 import { RATE_LIMIT_WINDOW_MS, RateLimitGuard, rateLimitMessage } from './rate-limit.guard';
 import { FixedWindowThrottlerStorage } from './rate-limit-storage';
+import { RequestAuthenticator } from './request-authenticator';
 import { Store } from './store.entity';
 import { StoreRepository } from './store.repository';
 import { StoresController } from './stores.controller';
 import { StoresService } from './stores.service';
 
-/** Stores (tenants), API keys and their scopes, and the guards that every route goes through. */
+/** Stores (tenants), API keys and their scopes, portal sessions, and the guards that every route goes through. */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([Store, ApiKey]),
+    TypeOrmModule.forFeature([Store, ApiKey, PortalSession]),
     ThrottlerModule.forRootAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => ({
@@ -31,11 +38,16 @@ import { StoresService } from './stores.service';
       }),
     }),
   ],
-  controllers: [ApiKeysController, StoresController, MeController],
+  controllers: [ApiKeysController, StoresController, MeController, PortalSessionsController],
   providers: [
     ApiKeyRepository,
     StoreRepository,
     ApiKeyAuthenticator,
+    PortalSessionRepository,
+    PortalSessionAuthenticator,
+    RequestAuthenticator,
+    PortalSessionsService,
+    EndpointDirectory,
     ApiKeysService,
     StoresService,
     BootstrapKey,
@@ -43,5 +55,6 @@ import { StoresService } from './stores.service';
     { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: ApiKeyGuard },
   ],
+  exports: [EndpointDirectory],
 })
 export class AuthModule {}

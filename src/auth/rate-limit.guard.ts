@@ -8,9 +8,9 @@ import {
   type ThrottlerStorage,
 } from '@nestjs/throttler';
 import { AppConfig } from '../config/app-config';
-import { ApiKeyAuthenticator } from './api-key-authenticator';
 import type { AuthenticatedRequest } from './auth-context';
 import { PUBLIC_ROUTE } from '../common/public.decorator';
+import { RequestAuthenticator } from './request-authenticator';
 
 /** The window of RATE_LIMIT_PER_MINUTE. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -20,7 +20,11 @@ export const RATE_LIMIT_WINDOW_MS = 60_000;
  * counted by {@link RateLimitGuard.getTracker} as `ip:<address>`) the client's IP address.
  */
 export function rateLimitMessage(limit: number, tracker: string, retryInSeconds: number): string {
-  const per = tracker.startsWith('ip:') ? 'per client IP address for requests without a valid API key' : 'per API key';
+  const per = tracker.startsWith('ip:')
+    ? 'per client IP address for requests without a valid API key'
+    : tracker.startsWith('session:')
+      ? 'per portal session'
+      : 'per API key';
   return `Rate limit exceeded: at most ${limit} requests a minute ${per}; retry in ${retryInSeconds} s (Retry-After)`;
 }
 
@@ -39,7 +43,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     @InjectThrottlerStorage() storage: ThrottlerStorage,
     reflector: Reflector,
     private readonly config: AppConfig,
-    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly authenticator: RequestAuthenticator,
   ) {
     super(options, storage, reflector);
   }
@@ -49,10 +53,13 @@ export class RateLimitGuard extends ThrottlerGuard {
     return this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, [context.getHandler(), context.getClass()]) === true;
   }
 
-  /** `key:<id>` for a valid key (verified keys are cached, so this costs no query), else `ip:<address>`. */
+  /**
+   * `key:<id>` for a valid key (verified keys are cached, so this costs no query), `session:<id>`
+   * for a portal session, else `ip:<address>`.
+   */
   protected override async getTracker(req: AuthenticatedRequest): Promise<string> {
-    const auth = await this.authenticator.authenticateRequest(req);
-    if (auth) return `key:${auth.keyId}`;
+    const { context } = await this.authenticator.authenticate(req);
+    if (context) return `${context.portal ? 'session' : 'key'}:${context.keyId}`;
     return `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
   }
 

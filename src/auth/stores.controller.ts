@@ -1,13 +1,17 @@
-import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { PageOf, PageQueryDto, type Page } from '../common/pagination';
 import { ApiKeysService } from './api-keys.service';
 import { Auth, type AuthContext } from './auth-context';
 import { CreatedApiKeyResponse } from './dto/api-key.response';
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
+import { CreatePortalSessionDto } from './dto/create-portal-session.dto';
 import { CreateStoreDto } from './dto/create-store.dto';
+import { CreatedPortalSessionResponse } from './dto/portal-session.response';
 import { StoreResponse } from './dto/store.response';
+import { CREATE_PORTAL_SESSION_DESCRIPTION } from './portal-sessions.controller';
+import { PortalSessionsService } from './portal-sessions.service';
 import { RequireScopes } from './require-scopes.decorator';
 import { StoresService } from './stores.service';
 
@@ -20,6 +24,7 @@ export class StoresController {
   constructor(
     private readonly stores: StoresService,
     private readonly apiKeys: ApiKeysService,
+    private readonly portalSessions: PortalSessionsService,
   ) {}
 
   @Post()
@@ -44,5 +49,29 @@ export class StoresController {
   @ApiErrors(400, 404)
   createKey(@Auth() auth: AuthContext, @Param('id') storeId: string, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponse> {
     return this.apiKeys.create(auth, storeId, dto);
+  }
+
+  @Post(':id/portal-sessions')
+  @ApiOperation({
+    summary: 'Create a portal session of any store (the link and token are shown once)',
+    description: CREATE_PORTAL_SESSION_DESCRIPTION,
+  })
+  @ApiCreatedResponse({ type: CreatedPortalSessionResponse })
+  @ApiErrors(400, 404)
+  createPortalSession(
+    @Auth() auth: AuthContext,
+    @Param('id') storeId: string,
+    @Body() dto: CreatePortalSessionDto,
+  ): Promise<CreatedPortalSessionResponse> {
+    return this.portalSessions.create(auth, storeId, dto);
+  }
+
+  @Delete(':id/portal-sessions/:sessionId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'End a portal session of any store at once' })
+  @ApiNoContentResponse({ description: 'Ended' })
+  @ApiErrors(404)
+  revokePortalSession(@Param('id') storeId: string, @Param('sessionId') sessionId: string): Promise<void> {
+    return this.portalSessions.revoke(storeId, sessionId);
   }
 }

@@ -13,6 +13,7 @@ describe('AllExceptionsFilter', () => {
     [DomainErrorKind.NotFound, 404, 'Not Found'],
     [DomainErrorKind.Conflict, 409, 'Conflict'],
     [DomainErrorKind.Forbidden, 403, 'Forbidden'],
+    [DomainErrorKind.Unauthenticated, 401, 'Unauthorized'],
     [DomainErrorKind.Unprocessable, 422, 'Unprocessable Entity'],
     [DomainErrorKind.Unavailable, 503, 'Service Unavailable'],
   ])('answers a domain error of kind %s with %i and its message', (kind, status, error) => {

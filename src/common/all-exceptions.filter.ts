@@ -8,6 +8,7 @@ import { DomainError, DomainErrorKind } from './domain-error';
 
 const DOMAIN_STATUS: Record<DomainErrorKind, number> = {
   [DomainErrorKind.Invalid]: HttpStatus.BAD_REQUEST,
+  [DomainErrorKind.Unauthenticated]: HttpStatus.UNAUTHORIZED,
   [DomainErrorKind.Forbidden]: HttpStatus.FORBIDDEN,
   [DomainErrorKind.NotFound]: HttpStatus.NOT_FOUND,
   [DomainErrorKind.Conflict]: HttpStatus.CONFLICT,

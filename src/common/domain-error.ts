@@ -5,6 +5,8 @@
 export enum DomainErrorKind {
   /** The input breaks a rule of the domain (400). */
   Invalid = 'invalid',
+  /** The credential is not (or no longer) accepted (401). */
+  Unauthenticated = 'unauthenticated',
   /** The caller may not do this (403). */
   Forbidden = 'forbidden',
   /** No such thing in the caller's store (404). */

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 
-export type IdPrefix = 'st' | 'wh' | 'evt' | 'del' | 'key';
+export type IdPrefix = 'st' | 'wh' | 'evt' | 'del' | 'key' | 'ps';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 const RANDOM_DIGITS = 16;

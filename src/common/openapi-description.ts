@@ -21,8 +21,12 @@ Every path is relative to the server URL, \`/${API_PREFIX}\`.
 
 Send an API key in the \`X-API-Key\` header (the **Authorize** button here). Each operation names the
 scope its key must hold (also in the operation's \`x-required-scopes\`): \`webhooks:read\`,
-\`webhooks:write\`, \`events:write\`, \`api-keys:write\` or \`stores:write\`. A key sees only its own
+\`webhooks:write\`, \`events:write\`, \`api-keys:write\`, \`stores:write\` or \`portal:write\`. A key sees only its own
 store: another store's ids answer 404.
+
+A portal session (\`POST /portal-sessions\`) authenticates with its token instead, as
+\`Authorization: Bearer <token>\`: it acts in one store, with \`webhooks:read\` (capability \`read\`) and
+\`webhooks:write\` (capability \`manage\`) at most, and, when limited to some endpoints, sees those alone.
 
 ## Errors
 

@@ -32,6 +32,11 @@ class NotesController {
   @RequireScopes()
   @ApiOperation({ summary: 'Count the notes' })
   count(): void {}
+
+  @Post('share')
+  @RequireScopes('portal:write')
+  @ApiOperation({ summary: 'Share the notes' })
+  share(): void {}
 }
 
 @ApiTags('health')
@@ -57,23 +62,42 @@ describe('buildOpenApiDocument', () => {
 
   it('puts the API prefix in the server URL, and lists a route also declared under it once', () => {
     expect(document.servers).toEqual([expect.objectContaining({ url: `/${API_PREFIX}` })]);
-    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/notes', '/notes/count', '/notes/{id}/copy']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/notes', '/notes/count', '/notes/share', '/notes/{id}/copy']);
   });
 
   it('declares the tags in the order integrators need them', () => {
-    expect(document.tags?.map((tag) => tag.name)).toEqual(['webhooks', 'events', 'deliveries', 'api-keys', 'stores', 'health']);
+    expect(document.tags?.map((tag) => tag.name)).toEqual([
+      'webhooks',
+      'events',
+      'deliveries',
+      'api-keys',
+      'stores',
+      'portal-sessions',
+      'health',
+    ]);
     expect(document.tags?.every((tag) => tag.description)).toBe(true);
   });
 
   it('requires the API key without scopes in the requirement, and names the scopes in an extension and the description', () => {
     const create = document.paths['/notes'].post!;
-    expect(create.security).toEqual([{ 'api-key': [] }]);
+    expect(create.security).toEqual([{ 'api-key': [] }, { 'portal-session': [] }]);
     expect(create).toMatchObject({ 'x-required-scopes': ['webhooks:write'] });
-    expect(create.description).toBe('Kept for a day.\n\nRequires an API key with the scope `webhooks:write`.');
+    expect(create.description).toBe(
+      'Kept for a day.\n\nRequires an API key with the scope `webhooks:write` (or a portal session’s token holding it).',
+    );
     const copy = document.paths['/notes/{id}/copy'].post!;
     expect(copy).toMatchObject({ 'x-required-scopes': ['webhooks:read', 'webhooks:write'] });
-    expect(copy.description).toBe('Requires an API key with the scopes `webhooks:read`, `webhooks:write`.');
-    expect(document.paths['/notes/count'].get!.description).toBe('Requires an API key, of any scope.');
+    expect(copy.description).toBe(
+      'Requires an API key with the scopes `webhooks:read`, `webhooks:write` (or a portal session’s token holding them).',
+    );
+    expect(document.paths['/notes/count'].get!.description).toBe('Requires an API key, of any scope (or a portal session’s token).');
+  });
+
+  it('offers the portal session token only where a session could hold every scope required', () => {
+    expect(document.paths['/notes/count'].get!.security).toEqual([{ 'api-key': [] }, { 'portal-session': [] }]);
+    expect(document.paths['/notes/share'].post!.security).toEqual([{ 'api-key': [] }]);
+    expect(document.paths['/notes/share'].post!.description).toBe('Requires an API key with the scope `portal:write`.');
+    expect(document.components?.securitySchemes?.['portal-session']).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
   it('marks a public route as needing no security', () => {

@@ -6,6 +6,8 @@ import { ERROR_DESCRIPTIONS } from './api-errors.decorator';
 import { openApiDescription } from './openapi-description';
 
 export const API_KEY_SECURITY = 'api-key';
+/** A portal session's token, `Authorization: Bearer <token>`. */
+export const PORTAL_SESSION_SECURITY = 'portal-session';
 
 /** The extension that lists an operation's scopes: OpenAPI 3.0 allows scopes in a security requirement only for OAuth2 and OpenID Connect. */
 export const REQUIRED_SCOPES_EXTENSION = 'x-required-scopes';
@@ -17,6 +19,10 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'deliveries', description: 'The delivery log of each endpoint, retries, and replaying what an endpoint missed' },
   { name: 'api-keys', description: "The store's own API keys (store administrator)" },
   { name: 'stores', description: 'Stores and their first keys (platform administrator)' },
+  {
+    name: 'portal-sessions',
+    description: 'Links that open the dashboard of one store without an API key, with a token for the platform’s own code',
+  },
   { name: 'health', description: 'Readiness, for load balancers and orchestrators (no API key)' },
 ];
 
@@ -33,7 +39,16 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setVersion('1.0')
     // Relative, so that Swagger UI's "Try it out" calls whichever host served the page.
     .addServer(`/${API_PREFIX}`, 'This deployment')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY);
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, API_KEY_SECURITY)
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'opaque',
+        description: 'A portal session’s token (`hlp_…`), from POST /portal-sessions',
+      },
+      PORTAL_SESSION_SECURITY,
+    );
   for (const tag of TAGS) builder.addTag(tag.name, tag.description);
   const document = SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: true });
   completeOperations(document);
@@ -68,10 +83,14 @@ function completeOperation(operation: OperationObject & { [REQUIRED_SCOPES_EXTEN
   const scopes = operation[REQUIRED_SCOPES_EXTENSION];
   if (scopes) {
     const names = scopes.map((scope) => `\`${scope}\``).join(', ');
+    const bySession = operation.security?.some((requirement) => PORTAL_SESSION_SECURITY in requirement) === true;
+    const session = !bySession
+      ? ''
+      : ` (or a portal session’s token${scopes.length === 0 ? '' : scopes.length > 1 ? ' holding them' : ' holding it'})`;
     const sentence =
       scopes.length > 0
-        ? `Requires an API key with the scope${scopes.length > 1 ? 's' : ''} ${names}.`
-        : 'Requires an API key, of any scope.';
+        ? `Requires an API key with the scope${scopes.length > 1 ? 's' : ''} ${names}${session}.`
+        : `Requires an API key, of any scope${session}.`;
     operation.description = operation.description ? `${operation.description}\n\n${sentence}` : sentence;
   } else {
     // The API key guard refuses a route that declares neither @RequireScopes nor @Public, so a route

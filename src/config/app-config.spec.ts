@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       endpointDisableAfterMs: 5 * 86_400_000,
       endpointDisableMinFailures: 10,
       publicUrl: 'http://localhost:3000',
+      portalFrameAncestors: [],
       maxAttemptsPerDelivery: 100,
     });
     expect(config.dataDir).toMatch(/\.data$/);
@@ -114,6 +115,7 @@ describe('loadConfig', () => {
     ['PUBLIC_URL', 'hooks.example.com'],
     ['PUBLIC_URL', 'ftp://hooks.example.com'],
     ['PUBLIC_URL', 'https://hooks.example.com/?x=1'],
+    ['PORTAL_FRAME_ANCESTORS', 'https://admin.example.com/pages'],
     ['MAX_ATTEMPTS_PER_DELIVERY', '0'],
     ['MAX_ATTEMPTS_PER_DELIVERY', 'many'],
   ])('rejects %s=%j with a message naming the variable', (name, value) => {

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { EnvironmentVariables, LOG_LEVELS, ROLES } from './environment-variables';
+import { parseFrameAncestors } from './frame-ancestors';
 import { formatDuration, parseDuration, parseRetrySchedule } from './retry-schedule';
 
 export type Role = (typeof ROLES)[number];
@@ -48,6 +49,8 @@ export class AppConfig {
   readonly docsUrl: string;
   /** Where clients reach the API, without a trailing slash (PUBLIC_URL); a webhook may not point at its origin. */
   readonly publicUrl: string;
+  /** Origins whose pages may frame the dashboard (PORTAL_FRAME_ANCESTORS); empty: none may. */
+  readonly portalFrameAncestors: readonly string[];
   readonly role: Role;
   readonly logLevel: LogLevel;
   readonly dbPoolSize: number;
@@ -123,6 +126,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (publicUrl.username || publicUrl.password || publicUrl.search || publicUrl.hash) {
     problems.push('PUBLIC_URL must be an origin with an optional path: no user, password, query or fragment');
   }
+  const frameAncestors = parseFrameAncestors(vars.PORTAL_FRAME_ANCESTORS);
+  problems.push(...frameAncestors.problems);
   const retrySchedule = parseRetrySchedule('RETRY_SCHEDULE_MS', vars.RETRY_SCHEDULE_MS).delays;
   if (vars.MAX_ATTEMPTS_PER_DELIVERY < retrySchedule.length) {
     problems.push(
@@ -151,6 +156,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateNetworks: vars.ALLOW_PRIVATE_NETWORKS ?? !production,
     docsUrl: vars.DOCS_URL,
     publicUrl: publicUrl.href.replace(/\/$/, ''),
+    portalFrameAncestors: frameAncestors.origins,
     role: vars.ROLE,
     logLevel: vars.LOG_LEVEL,
     dbPoolSize: vars.DB_POOL_SIZE,

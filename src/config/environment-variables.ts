@@ -166,6 +166,12 @@ export class EnvironmentVariables {
   )
   PUBLIC_URL?: string;
 
+  /** Origins whose pages may frame the dashboard (portal links embedded in a platform's pages), comma separated; unset: none. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(4096, { message: 'PORTAL_FRAME_ANCESTORS must be at most 4096 characters' })
+  PORTAL_FRAME_ANCESTORS?: string;
+
   @IsIn(ROLES, { message: `ROLE must be one of: ${ROLES.join(', ')}` })
   ROLE: (typeof ROLES)[number] = 'all';
 

@@ -10,6 +10,7 @@ import { runMigrationsLocked } from './run-migrations';
 const REFERENCE_TABLES = [
   'stores', // the tenants themselves
   'api_keys', // found by key_hash before the store is known
+  'portal_sessions', // found by a token's or a code's hash before the store is known
   'settings', // deployment-wide values
   'migrations', // TypeORM's record of applied migrations
 ];

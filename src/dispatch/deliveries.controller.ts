@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { StoreId } from '../auth/auth-context';
+import { Auth, type AuthContext, endpointLimit, StoreId } from '../auth/auth-context';
 import { RequireScopes } from '../auth/require-scopes.decorator';
+import { SessionEndpoints } from '../auth/session-endpoints.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { PageOf, type Page } from '../common/pagination';
 import { DeliveriesService } from './deliveries.service';
@@ -18,6 +19,7 @@ export class DeliveriesController {
   constructor(private readonly deliveries: DeliveriesService) {}
 
   @Get('webhooks/:id/deliveries')
+  @SessionEndpoints({ param: 'id' })
   @RequireScopes('webhooks:read')
   @ApiOperation({ summary: "An endpoint's deliveries, newest first" })
   @ApiOkResponse({ type: DeliveryPage })
@@ -27,6 +29,7 @@ export class DeliveriesController {
   }
 
   @Post('webhooks/:id/deliveries/retry-failed')
+  @SessionEndpoints({ param: 'id' })
   @HttpCode(202)
   @RequireScopes('webhooks:write')
   @ApiOperation({
@@ -45,6 +48,7 @@ export class DeliveriesController {
   }
 
   @Post('webhooks/:id/replay')
+  @SessionEndpoints({ param: 'id' })
   @HttpCode(202)
   @RequireScopes('webhooks:write')
   @ApiOperation({
@@ -64,15 +68,17 @@ export class DeliveriesController {
   }
 
   @Get('deliveries/:id')
+  @SessionEndpoints('narrowed')
   @RequireScopes('webhooks:read')
   @ApiOperation({ summary: 'A delivery with its envelope and every attempt' })
   @ApiOkResponse({ type: DeliveryDetailResponse })
   @ApiErrors(404)
-  get(@StoreId() storeId: string, @Param('id') id: string): Promise<DeliveryDetailResponse> {
-    return this.deliveries.get(storeId, id);
+  get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<DeliveryDetailResponse> {
+    return this.deliveries.get(auth.storeId, id, endpointLimit(auth));
   }
 
   @Post('deliveries/:id/retry')
+  @SessionEndpoints('narrowed')
   @HttpCode(202)
   @RequireScopes('webhooks:write')
   @ApiOperation({
@@ -83,7 +89,7 @@ export class DeliveriesController {
   })
   @ApiAcceptedResponse({ type: DeliveryResponse })
   @ApiErrors(404, 409)
-  retry(@StoreId() storeId: string, @Param('id') id: string): Promise<DeliveryResponse> {
-    return this.deliveries.retry(storeId, id);
+  retry(@Auth() auth: AuthContext, @Param('id') id: string): Promise<DeliveryResponse> {
+    return this.deliveries.retry(auth.storeId, id, endpointLimit(auth));
   }
 }

@@ -33,9 +33,10 @@ export class DeliveriesService {
     return toPage(rows, limit, (row) => DeliveryResponse.of(row));
   }
 
-  async get(storeId: string, id: string): Promise<DeliveryDetailResponse> {
+  /** With `among` (a portal session's endpoints), a delivery to another endpoint is not found. */
+  async get(storeId: string, id: string, among?: readonly string[]): Promise<DeliveryDetailResponse> {
     const row = await this.deliveries.findInStore(storeId, id);
-    if (!row) throw DeliveryError.notFound(id);
+    if (!row || (among && !among.includes(row.webhookId))) throw DeliveryError.notFound(id);
     const attempts = await this.deliveries.attemptsOf(id);
     return {
       ...DeliveryResponse.of(row),
@@ -46,11 +47,12 @@ export class DeliveriesService {
 
   /**
    * A failed or succeeded delivery starts a new cycle (same event id and body); pending → 409, and
-   * so is one that has had its MAX_ATTEMPTS_PER_DELIVERY attempts.
+   * so is one that has had its MAX_ATTEMPTS_PER_DELIVERY attempts. With `among` (a portal
+   * session's endpoints), a delivery to another endpoint is not found.
    */
-  async retry(storeId: string, id: string): Promise<DeliveryResponse> {
+  async retry(storeId: string, id: string, among?: readonly string[]): Promise<DeliveryResponse> {
     const current = await this.deliveries.stateInStore(storeId, id);
-    if (!current) throw DeliveryError.notFound(id);
+    if (!current || (among && !among.includes(current.webhookId))) throw DeliveryError.notFound(id);
     if (current.status === 'pending') throw DeliveryError.stillPending(id);
     const maxAttempts = this.config.maxAttemptsPerDelivery;
     if (current.attemptCount >= maxAttempts) throw DeliveryError.attemptsExhausted(id, maxAttempts);

@@ -1,8 +1,9 @@
 import { BadRequestException, Body, Controller, Get, Headers, Param, Post, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { StoreId } from '../auth/auth-context';
+import { Auth, type AuthContext, endpointLimit, StoreId } from '../auth/auth-context';
 import { RequireScopes } from '../auth/require-scopes.decorator';
+import { SessionEndpoints } from '../auth/session-endpoints.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { IDEMPOTENCY_KEY } from './batch-events';
 import { EventResponse, EventTypeListResponse, PublishedBatchResponse, PublishedEventResponse } from './dto/event.response';
@@ -95,15 +96,17 @@ export class EventsController {
 
   @Get('events/:id')
   @RequireScopes('webhooks:read')
+  @SessionEndpoints('narrowed')
   @ApiOperation({ summary: 'An event: its envelope and its deliveries' })
   @ApiOkResponse({ type: EventResponse })
   @ApiErrors(404)
-  get(@StoreId() storeId: string, @Param('id') id: string): Promise<EventResponse> {
-    return this.events.get(storeId, id);
+  get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<EventResponse> {
+    return this.events.get(auth.storeId, id, endpointLimit(auth));
   }
 
   @Get('event-types')
   @RequireScopes('webhooks:read')
+  @SessionEndpoints('unrelated')
   @ApiOperation({
     summary: 'The 20 event types in 7 categories, each with its data shape and an example',
     description:

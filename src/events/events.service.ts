@@ -26,11 +26,19 @@ export class EventsService {
     return this.publisher.publishMany(storeId, events as BatchEvent[]);
   }
 
-  async get(storeId: string, id: string): Promise<EventResponse> {
+  /**
+   * With `among` (a portal session's endpoints): only the deliveries to those, and an event that
+   * reached none of them is not found.
+   */
+  async get(storeId: string, id: string, among?: readonly string[]): Promise<EventResponse> {
     const event = await this.events.findInStore(storeId, id);
     if (!event) throw EventError.notFound(id);
     const envelope = JSON.parse(event.body) as Envelope<string, Record<string, unknown>>;
-    const deliveries = await this.deliveries.listForEvent(storeId, id);
+    let deliveries = await this.deliveries.listForEvent(storeId, id);
+    if (among) {
+      deliveries = deliveries.filter((row) => among.includes(row.webhookId));
+      if (deliveries.length === 0) throw EventError.notFound(id);
+    }
     return { ...envelope, deliveries: deliveries.map((row) => DeliveryResponse.of(row)) };
   }
 

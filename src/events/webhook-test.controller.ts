@@ -2,6 +2,7 @@ import { Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { StoreId } from '../auth/auth-context';
 import { RequireScopes } from '../auth/require-scopes.decorator';
+import { SessionEndpoints } from '../auth/session-endpoints.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { TestDeliveryResponse } from './dto/event.response';
 import { WebhookTester } from './webhook-tester';
@@ -12,6 +13,7 @@ export class WebhookTestController {
   constructor(private readonly tester: WebhookTester) {}
 
   @Post(':id/test')
+  @SessionEndpoints({ param: 'id' })
   @HttpCode(200)
   @RequireScopes('webhooks:write')
   @ApiOperation({

@@ -58,6 +58,14 @@ export type DeactivatedEndpoint = Pick<Webhook, 'id' | 'storeId' | 'name' | 'url
 /** Told inside the transaction that makes an endpoint inactive, so its work ends (or its news goes out) with it. */
 export type DeactivationHandler = (manager: EntityManager, endpoint: DeactivatedEndpoint) => Promise<void>;
 
+/** An endpoint as lists show it, timestamps already in the API's ISO form. */
+const LISTED_COLUMNS = `w.id, w.name, w.url, w.events, w.is_active AS "isActive", w.headers, w.retry_schedule AS "retrySchedule",
+    w.rate_limit_per_second AS "rateLimitPerSecond", w.ordered, w.disabled_reason AS "disabledReason", to_char(w.disabled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "disabledAt",
+    CASE WHEN w.previous_secret_expires_at > now() THEN json_build_object('oldSecretExpiresAt',
+      to_char(w.previous_secret_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS "secretRotation",
+    to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
+    to_char(w.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt"`;
+
 /**
  * The pages of GET /webhooks asked for at the same time, read in one prepared statement straight
  * on the pg pool (one row set per request, told apart by `n`), timestamps already in the API's ISO
@@ -65,12 +73,7 @@ export type DeactivationHandler = (manager: EntityManager, endpoint: Deactivated
  * than the query itself, and under load the round trip cost as much as the rest of the request.
  */
 const PAGES = `
-  SELECT q.n, w.id, w.name, w.url, w.events, w.is_active AS "isActive", w.headers, w.retry_schedule AS "retrySchedule",
-    w.rate_limit_per_second AS "rateLimitPerSecond", w.ordered, w.disabled_reason AS "disabledReason", to_char(w.disabled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "disabledAt",
-    CASE WHEN w.previous_secret_expires_at > now() THEN json_build_object('oldSecretExpiresAt',
-      to_char(w.previous_secret_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS "secretRotation",
-    to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
-    to_char(w.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt"
+  SELECT q.n, ${LISTED_COLUMNS}
   FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::int[])
     WITH ORDINALITY AS q (store_id, before_id, is_active, event, row_limit, n)
   CROSS JOIN LATERAL (
@@ -81,6 +84,18 @@ const PAGES = `
     LIMIT q.row_limit
   ) w
   ORDER BY q.n, w.id DESC`;
+
+/**
+ * A page of the endpoints among `ids` (a portal session limited to some endpoints): rare, and
+ * at most a hundred ids, so read on its own rather than in the batched statement above.
+ */
+const PAGE_AMONG = `
+  SELECT ${LISTED_COLUMNS}
+  FROM webhooks w
+  WHERE w.store_id = $1 AND w.id = ANY ($2::text[]) AND ($3::text IS NULL OR w.id < $3)
+    AND ($4::boolean IS NULL OR w.is_active = $4) AND ($5::text IS NULL OR $5 = ANY (w.events))
+  ORDER BY w.id DESC
+  LIMIT $6`;
 
 /**
  * The first key of the advisory locks that serialise creates per store (the second is the hash of
@@ -134,6 +149,25 @@ export class WebhookRepository {
   /** Newest first, `limit + 1` rows (the extra one tells whether a next page exists). */
   page(storeId: string, filter: WebhookFilter): Promise<WebhookResponse[]> {
     return this.pages.read({ storeId, ...filter });
+  }
+
+  /** As {@link page}, among the endpoints `ids` only. */
+  async pageAmong(storeId: string, ids: readonly string[], filter: WebhookFilter): Promise<WebhookResponse[]> {
+    const result = await this.pool.query<WebhookResponse>({
+      text: PAGE_AMONG,
+      values: [storeId, ids, filter.beforeId ?? null, filter.isActive ?? null, filter.event ?? null, filter.limit + 1],
+    });
+    return result.rows.map((webhook) => ({ ...webhook, ...showHeaders(webhook.headers) }));
+  }
+
+  /** The ids of `ids` that are endpoints of the store. */
+  async existingIds(storeId: string, ids: readonly string[]): Promise<string[]> {
+    const rows = await rowsOf<{ id: string }>(
+      this.webhooks.manager,
+      `SELECT id FROM webhooks WHERE store_id = $1 AND id = ANY ($2::text[])`,
+      [storeId, ids],
+    );
+    return rows.map((row) => row.id);
   }
 
   /**

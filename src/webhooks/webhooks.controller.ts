@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { StoreId } from '../auth/auth-context';
+import { Auth, type AuthContext, endpointLimit, StoreId } from '../auth/auth-context';
 import { RequireScopes } from '../auth/require-scopes.decorator';
+import { SessionEndpoints } from '../auth/session-endpoints.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { PageOf, type Page } from '../common/pagination';
 import { CreateWebhookDto } from './dto/create-webhook.dto';
@@ -20,11 +21,12 @@ export class WebhooksController {
 
   @Get()
   @RequireScopes('webhooks:read')
+  @SessionEndpoints('narrowed')
   @ApiOperation({ summary: "List the store's webhook endpoints, newest first" })
   @ApiOkResponse({ type: WebhookPage })
   @ApiErrors(400)
-  list(@StoreId() storeId: string, @Query() query: ListWebhooksQuery): Promise<Page<WebhookResponse>> {
-    return this.webhooks.list(storeId, query);
+  list(@Auth() auth: AuthContext, @Query() query: ListWebhooksQuery): Promise<Page<WebhookResponse>> {
+    return this.webhooks.list(auth.storeId, query, endpointLimit(auth));
   }
 
   @Post()
@@ -37,6 +39,7 @@ export class WebhooksController {
   }
 
   @Get(':id')
+  @SessionEndpoints({ param: 'id' })
   @RequireScopes('webhooks:read')
   @ApiOperation({ summary: 'Get an endpoint (never its secret)' })
   @ApiOkResponse({ type: WebhookResponse })
@@ -46,6 +49,7 @@ export class WebhooksController {
   }
 
   @Put(':id')
+  @SessionEndpoints({ param: 'id' })
   @RequireScopes('webhooks:write')
   @ApiOperation({
     summary: 'Update an endpoint (partial: fields left out keep their value)',
@@ -60,6 +64,7 @@ export class WebhooksController {
   }
 
   @Delete(':id')
+  @SessionEndpoints({ param: 'id' })
   @HttpCode(204)
   @RequireScopes('webhooks:write')
   @ApiOperation({ summary: 'Delete an endpoint; nothing more is delivered to it, pending retries included' })
@@ -70,6 +75,7 @@ export class WebhooksController {
   }
 
   @Post(':id/rotate-secret')
+  @SessionEndpoints({ param: 'id' })
   @HttpCode(200)
   @RequireScopes('webhooks:write')
   @ApiOperation({

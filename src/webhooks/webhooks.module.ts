@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
 import { AppConfig } from '../config/app-config';
 import { SettingsRepository } from '../database/settings.repository';
+import { PortalEndpoints } from './portal-endpoints';
 import { SecretCipher } from './secret-cipher';
 import { SecretOverlapSweeper } from './secret-overlap-sweeper';
 import { loadSecretEncryptionKey } from './secret-encryption-key';
@@ -15,11 +17,12 @@ import { WebhooksService } from './webhooks.service';
 
 /** Webhook endpoints: registration, the URL policy, signing secrets and sensitive header values (encrypted at rest). */
 @Module({
-  imports: [TypeOrmModule.forFeature([Webhook])],
+  imports: [TypeOrmModule.forFeature([Webhook]), AuthModule],
   controllers: [WebhooksController],
   providers: [
     WebhookRepository,
     WebhooksService,
+    PortalEndpoints,
     SecretOverlapSweeper,
     SensitiveHeaderSealer,
     // Bound explicitly (not left to @Optional) so that a test can replace it with overrideProvider.

@@ -87,14 +87,11 @@ export class WebhooksService implements OnModuleInit {
     return { ...WebhookResponse.of(webhook), secret };
   }
 
-  async list(storeId: string, query: ListWebhooksQuery): Promise<Page<WebhookResponse>> {
+  /** A page of the store's endpoints; with `among` (a portal session's `webhookIds`), of those alone. */
+  async list(storeId: string, query: ListWebhooksQuery, among?: readonly string[]): Promise<Page<WebhookResponse>> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const rows = await this.webhooks.page(storeId, {
-      limit,
-      beforeId: decodeCursor(query.cursor),
-      isActive: query.isActive,
-      event: query.event,
-    });
+    const filter = { limit, beforeId: decodeCursor(query.cursor), isActive: query.isActive, event: query.event };
+    const rows = among ? await this.webhooks.pageAmong(storeId, among, filter) : await this.webhooks.page(storeId, filter);
     return toPage(rows, limit, (webhook) => webhook);
   }
 

@@ -110,6 +110,48 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/stores/{id}/portal-sessions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create a portal session of any store (the link and token are shown once)
+     * @description A session of the store’s dashboard for someone without an API key. Open `url` once in a browser: its one-time code signs the browser in (an HttpOnly cookie) to that store alone, with the capabilities given; a second use is refused. `token` authenticates API requests as `Authorization: Bearer <token>` with the same store and capabilities. A read session’s writes answer 403; with `webhookIds` the session sees and acts on those endpoints alone. The caller can hand out only what it may do itself (`read` needs webhooks:read, `manage` webhooks:write).
+     *
+     *     Requires an API key with the scope `stores:write`.
+     */
+    post: operations['StoresController_createPortalSession'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/stores/{id}/portal-sessions/{sessionId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * End a portal session of any store at once
+     * @description Requires an API key with the scope `stores:write`.
+     */
+    delete: operations['StoresController_revokePortalSession'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/me': {
     parameters: {
       query?: never;
@@ -118,12 +160,76 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * The calling API key: its id, name, store and scopes (any valid key; no scope needed)
-     * @description Requires an API key, of any scope.
+     * The caller: its id, name, store and scopes (any valid key or portal session; no scope needed)
+     * @description A portal session also gets `portalSession`: its capabilities, endpoints, branding, expiry and, signed in by a cookie, its CSRF token.
+     *
+     *     Requires an API key, of any scope (or a portal session’s token).
      */
     get: operations['MeController_me'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/portal-sessions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create a portal session of the caller's store (the link and token are shown once)
+     * @description A session of the store’s dashboard for someone without an API key. Open `url` once in a browser: its one-time code signs the browser in (an HttpOnly cookie) to that store alone, with the capabilities given; a second use is refused. `token` authenticates API requests as `Authorization: Bearer <token>` with the same store and capabilities. A read session’s writes answer 403; with `webhookIds` the session sees and acts on those endpoints alone. The caller can hand out only what it may do itself (`read` needs webhooks:read, `manage` webhooks:write).
+     *
+     *     Requires an API key with the scope `portal:write`.
+     */
+    post: operations['PortalSessionsController_create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/portal-sessions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * End a portal session at once: its token and its browser cookie answer 401 from then on
+     * @description Requires an API key with the scope `portal:write`.
+     */
+    delete: operations['PortalSessionsController_revoke'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/portal-sessions/exchange': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Exchange a portal link's one-time code for the browser's session cookie (the dashboard does this)
+     * @description Sets an HttpOnly cookie for the session, sent to the API only; the dashboard then names the session in `X-Portal-Session` and sends `csrfToken` in `X-CSRF-Token` with every request that changes something. A code works once.
+     */
+    post: operations['PortalSessionsController_exchange'];
     delete?: never;
     options?: never;
     head?: never;
@@ -139,13 +245,13 @@ export interface paths {
     };
     /**
      * List the store's webhook endpoints, newest first
-     * @description Requires an API key with the scope `webhooks:read`.
+     * @description Requires an API key with the scope `webhooks:read` (or a portal session’s token holding it).
      */
     get: operations['WebhooksController_list'];
     put?: never;
     /**
      * Register an endpoint; the response carries its signing secret, once
-     * @description Requires an API key with the scope `webhooks:write`.
+     * @description Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
      */
     post: operations['WebhooksController_create'];
     delete?: never;
@@ -163,20 +269,20 @@ export interface paths {
     };
     /**
      * Get an endpoint (never its secret)
-     * @description Requires an API key with the scope `webhooks:read`.
+     * @description Requires an API key with the scope `webhooks:read` (or a portal session’s token holding it).
      */
     get: operations['WebhooksController_get'];
     /**
      * Update an endpoint (partial: fields left out keep their value)
      * @description Setting isActive to false ends its pending deliveries as failed; they can be retried once it is active. On an endpoint already inactive it changes nothing: its disabledReason and disabledAt stay, and no webhook.disabled is sent.
      *
-     *     Requires an API key with the scope `webhooks:write`.
+     *     Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
      */
     put: operations['WebhooksController_update'];
     post?: never;
     /**
      * Delete an endpoint; nothing more is delivered to it, pending retries included
-     * @description Requires an API key with the scope `webhooks:write`.
+     * @description Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
      */
     delete: operations['WebhooksController_delete'];
     options?: never;
@@ -197,7 +303,7 @@ export interface paths {
      * Replace the signing secret, optionally keeping the old one valid for an overlap
      * @description With oldSecretExpiresInSeconds = N > 0 the old secret keeps signing for N seconds: webhook-signature carries both signatures (`v1,<new> v1,<old>`) and X-Webhook-Signature keeps the old secret, so receivers switch without a failed delivery. Then the old secret is erased. Without a body, or with 0, it stops at once. A second rotation ends a running overlap.
      *
-     *     Requires an API key with the scope `webhooks:write`.
+     *     Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
      */
     post: operations['WebhooksController_rotateSecret'];
     delete?: never;
@@ -259,7 +365,7 @@ export interface paths {
     };
     /**
      * An event: its envelope and its deliveries
-     * @description Requires an API key with the scope `webhooks:read`.
+     * @description Requires an API key with the scope `webhooks:read` (or a portal session’s token holding it).
      */
     get: operations['EventsController_get'];
     put?: never;
@@ -281,7 +387,7 @@ export interface paths {
      * The 20 event types in 7 categories, each with its data shape and an example
      * @description The `Webhooks` category holds Hookline’s own operational events: endpoints subscribe to them, only Hookline publishes them.
      *
-     *     Requires an API key with the scope `webhooks:read`.
+     *     Requires an API key with the scope `webhooks:read` (or a portal session’s token holding it).
      */
     get: operations['EventsController_eventTypes'];
     put?: never;
@@ -305,7 +411,7 @@ export interface paths {
      * Send one signed webhook.test delivery now and report the result
      * @description Attempted once, synchronously, whether the endpoint is active or not; recorded in the delivery log.
      *
-     *     Requires an API key with the scope `webhooks:write`.
+     *     Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
      */
     post: operations['WebhookTestController_test'];
     delete?: never;
@@ -323,7 +429,7 @@ export interface paths {
     };
     /**
      * An endpoint's deliveries, newest first
-     * @description Requires an API key with the scope `webhooks:read`.
+     * @description Requires an API key with the scope `webhooks:read` (or a portal session’s token holding it).
      */
     get: operations['DeliveriesController_list'];
     put?: never;
@@ -347,7 +453,7 @@ export interface paths {
      * Start a new cycle of attempts for an endpoint's failed deliveries
      * @description Restarts the failed deliveries of events published at or after `since` (all when left out), oldest event first, at most `MAX_REPLAY_DELIVERIES` per request; when more are left the answer holds `next`, the `since` of the request that continues. A delivery that has had `MAX_ATTEMPTS_PER_DELIVERY` attempts stays failed. 409 while the endpoint is inactive, or while another replay or retry-failed of it runs; 503 when the request runs past `REPLAY_TIMEOUT_MS` (nothing is restarted).
      *
-     *     Requires an API key with the scope `webhooks:write`.
+     *     Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
      */
     post: operations['DeliveriesController_retryFailed'];
     delete?: never;
@@ -369,7 +475,7 @@ export interface paths {
      * Send an endpoint the events it missed, such as those published while it was disabled
      * @description Queues one delivery for every event of the store published in [since, until) of a type the endpoint subscribes to now, that has no delivery to this endpoint yet; a second identical call queues 0. Reaches back no further than retention (`RETENTION_DAYS`). Queues at most `MAX_REPLAY_DELIVERIES`, oldest event first; when the window holds more the answer holds `next`, the `since` of the request that continues. 400 for a window that starts in the future or is reversed; 409 while the endpoint is inactive (re-enable it first) or while another replay or retry-failed of it runs; 503 when the request runs past `REPLAY_TIMEOUT_MS` (nothing is queued).
      *
-     *     Requires an API key with the scope `webhooks:write`.
+     *     Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
      */
     post: operations['DeliveriesController_replay'];
     delete?: never;
@@ -387,7 +493,7 @@ export interface paths {
     };
     /**
      * A delivery with its envelope and every attempt
-     * @description Requires an API key with the scope `webhooks:read`.
+     * @description Requires an API key with the scope `webhooks:read` (or a portal session’s token holding it).
      */
     get: operations['DeliveriesController_get'];
     put?: never;
@@ -411,7 +517,7 @@ export interface paths {
      * Retry a failed or succeeded delivery (same event id and body); 409 while pending
      * @description Starts a new cycle of attempts. A delivery is attempted at most `MAX_ATTEMPTS_PER_DELIVERY` times over its whole life, retries included: a cycle ends early at that attempt, and a retry of a delivery that has had them all answers 409.
      *
-     *     Requires an API key with the scope `webhooks:write`.
+     *     Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
      */
     post: operations['DeliveriesController_retry'];
     delete?: never;
@@ -448,7 +554,7 @@ export interface components {
        *       "webhooks:write"
        *     ]
        */
-      scopes: ('webhooks:read' | 'webhooks:write' | 'events:write' | 'api-keys:write' | 'stores:write')[];
+      scopes: ('webhooks:read' | 'webhooks:write' | 'events:write' | 'api-keys:write' | 'stores:write' | 'portal:write')[];
     };
     CreatedApiKeyResponse: {
       /** @example key_01jd5v1xkq8w3r0m6m2n4p7s9t */
@@ -460,7 +566,7 @@ export interface components {
        *       "webhooks:read"
        *     ]
        */
-      scopes: ('webhooks:read' | 'webhooks:write' | 'events:write' | 'api-keys:write' | 'stores:write')[];
+      scopes: ('webhooks:read' | 'webhooks:write' | 'events:write' | 'api-keys:write' | 'stores:write' | 'portal:write')[];
       /** @example st_default */
       storeId: string;
       /** @example 2026-11-22T10:00:00.000Z */
@@ -481,7 +587,7 @@ export interface components {
        *       "webhooks:read"
        *     ]
        */
-      scopes: ('webhooks:read' | 'webhooks:write' | 'events:write' | 'api-keys:write' | 'stores:write')[];
+      scopes: ('webhooks:read' | 'webhooks:write' | 'events:write' | 'api-keys:write' | 'stores:write' | 'portal:write')[];
       /** @example st_default */
       storeId: string;
       /** @example 2026-11-22T10:00:00.000Z */
@@ -512,6 +618,97 @@ export interface components {
       /** @description Pass as `cursor` for the next page; null on the last page */
       nextCursor: string | null;
     };
+    PortalBrandingDto: {
+      /**
+       * @description The name the dashboard shows in its header and title. 1 to 200 characters; no control characters (CR, LF, tab…), line separators, bidirectional controls or unpaired surrogates
+       * @example Acme Outdoor
+       */
+      name?: string;
+      /**
+       * @description The colour of buttons, links and focus rings
+       * @example #0a7d5a
+       */
+      accentColor?: string;
+      /**
+       * Format: uri
+       * @description An image shown in place of the service’s icon (https:// only; shown at most 28 px high)
+       * @example https://platform.example/logo.svg
+       */
+      logoUrl?: string;
+    };
+    CreatePortalSessionDto: {
+      /**
+       * @description `["read"]`: see endpoints, deliveries and the catalogue; `["read", "manage"]`: also edit, test, rotate the secret of, retry and replay (and, without `webhookIds`, create and delete) endpoints
+       * @example [
+       *       "read",
+       *       "manage"
+       *     ]
+       */
+      capabilities: ('read' | 'manage')[];
+      /**
+       * @description Limits the session to these endpoints of the store (left out: all of them, and it may create endpoints)
+       * @example [
+       *       "wh_01jd5v1xkq8w3r0m6m2n4p7s9t"
+       *     ]
+       */
+      webhookIds?: string[];
+      /**
+       * @description How long the session lasts, from now; its link must be opened within that time too
+       * @default 3600
+       */
+      expiresInSeconds?: number;
+      /** @description How the dashboard presents itself to this session */
+      branding?: components['schemas']['PortalBrandingDto'];
+    };
+    CreatedPortalSessionResponse: {
+      /** @example ps_01jd5v1xkq8w3r0m6m2n4p7s9t */
+      id: string;
+      /**
+       * @description The dashboard, signed in to the session by the one-time code after `#portal=`: open it once. Shown only here.
+       * @example https://hooks.example.com/dashboard#portal=q3Jf…
+       */
+      url: string;
+      /**
+       * @description Authenticates API requests as `Authorization: Bearer <token>`, with the session’s store and capabilities. Shown only here.
+       * @example hlp_3q2-…
+       */
+      token: string;
+      /** @example 2026-11-22T11:00:00.000Z */
+      expiresAt: string;
+    };
+    PortalBrandingResponse: {
+      /** @example Acme Outdoor */
+      name?: string;
+      /** @example #0a7d5a */
+      accentColor?: string;
+      /** @example https://platform.example/logo.svg */
+      logoUrl?: string;
+    };
+    PortalSessionResponse: {
+      /** @example ps_01jd5v1xkq8w3r0m6m2n4p7s9t */
+      id: string;
+      /** @example st_default */
+      storeId: string;
+      /**
+       * @example [
+       *       "read"
+       *     ]
+       */
+      capabilities: ('read' | 'manage')[];
+      /**
+       * @description The only endpoints the session sees and acts on; null: every endpoint of the store
+       * @example null
+       */
+      webhookIds: string[] | null;
+      branding: components['schemas']['PortalBrandingResponse'];
+      /** @example 2026-11-22T11:00:00.000Z */
+      expiresAt: string;
+      /**
+       * @description For a browser signed in by its cookie: every request of it that changes something must carry this in `X-CSRF-Token`
+       * @example Zk3…
+       */
+      csrfToken?: string;
+    };
     MeResponse: {
       /** @example key_01jd5v1xkq8w3r0m6m2n4p7s9t */
       id: string;
@@ -522,9 +719,18 @@ export interface components {
        *       "webhooks:read"
        *     ]
        */
-      scopes: ('webhooks:read' | 'webhooks:write' | 'events:write' | 'api-keys:write' | 'stores:write')[];
+      scopes: ('webhooks:read' | 'webhooks:write' | 'events:write' | 'api-keys:write' | 'stores:write' | 'portal:write')[];
       /** @example st_default */
       storeId: string;
+      /** @description Present when a portal session is calling */
+      portalSession?: components['schemas']['PortalSessionResponse'];
+    };
+    ExchangePortalCodeDto: {
+      /**
+       * @description The code after `#portal=` in the session’s `url`
+       * @example q3Jf…
+       */
+      code: string;
     };
     SecretRotationResponse: {
       /**
@@ -1296,7 +1502,13 @@ export type ApiKeyListResponse = components['schemas']['ApiKeyListResponse'];
 export type CreateStoreDto = components['schemas']['CreateStoreDto'];
 export type StoreResponse = components['schemas']['StoreResponse'];
 export type StorePage = components['schemas']['StorePage'];
+export type PortalBrandingDto = components['schemas']['PortalBrandingDto'];
+export type CreatePortalSessionDto = components['schemas']['CreatePortalSessionDto'];
+export type CreatedPortalSessionResponse = components['schemas']['CreatedPortalSessionResponse'];
+export type PortalBrandingResponse = components['schemas']['PortalBrandingResponse'];
+export type PortalSessionResponse = components['schemas']['PortalSessionResponse'];
 export type MeResponse = components['schemas']['MeResponse'];
+export type ExchangePortalCodeDto = components['schemas']['ExchangePortalCodeDto'];
 export type SecretRotationResponse = components['schemas']['SecretRotationResponse'];
 export type WebhookResponse = components['schemas']['WebhookResponse'];
 export type WebhookPage = components['schemas']['WebhookPage'];
@@ -1467,7 +1679,7 @@ export interface operations {
           'application/json': components['schemas']['ApiKeyListResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1528,7 +1740,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1586,7 +1798,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1657,7 +1869,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1718,7 +1930,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1790,7 +2002,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1839,6 +2051,146 @@ export interface operations {
       };
     };
   };
+  StoresController_createPortalSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreatePortalSessionDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedPortalSessionResponse'];
+        };
+      };
+      /** @description Invalid input (malformed JSON, wrong types, unknown fields, failed rules); nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description The key lacks the scope stores:write */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Unknown id (or one that belongs to another store) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Body over 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Rate limit exceeded */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  StoresController_revokePortalSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        sessionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Ended */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description The key lacks the scope stores:write */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Unknown id (or one that belongs to another store) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Rate limit exceeded */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
   MeController_me: {
     parameters: {
       query?: never;
@@ -1848,7 +2200,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The calling key */
+      /** @description The caller */
       200: {
         headers: {
           [name: string]: unknown;
@@ -1857,7 +2209,7 @@ export interface operations {
           'application/json': components['schemas']['MeResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1871,6 +2223,186 @@ export interface operations {
         headers: {
           /** @description Seconds to wait before the next request */
           'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  PortalSessionsController_create: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreatePortalSessionDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedPortalSessionResponse'];
+        };
+      };
+      /** @description Invalid input (malformed JSON, wrong types, unknown fields, failed rules); nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description The key lacks the scope portal:write */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Body over 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Rate limit exceeded */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  PortalSessionsController_revoke: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Ended */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description The key lacks the scope portal:write */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Unknown id (or one that belongs to another store) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Rate limit exceeded */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  PortalSessionsController_exchange: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ExchangePortalCodeDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          /** @description The session cookie */
+          'Set-Cookie'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PortalSessionResponse'];
+        };
+      };
+      /** @description Invalid input (malformed JSON, wrong types, unknown fields, failed rules); nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description The code is unknown, already used, or its session expired or was ended */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Body over 1 MiB */
+      413: {
+        headers: {
           [name: string]: unknown;
         };
         content: {
@@ -1934,7 +2466,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -1995,7 +2527,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2054,7 +2586,7 @@ export interface operations {
           'application/json': components['schemas']['WebhookResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2126,7 +2658,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2193,7 +2725,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2265,7 +2797,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2359,7 +2891,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2462,7 +2994,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2539,7 +3071,7 @@ export interface operations {
           'application/json': components['schemas']['EventResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2596,7 +3128,7 @@ export interface operations {
           'application/json': components['schemas']['EventTypeListResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2646,7 +3178,7 @@ export interface operations {
           'application/json': components['schemas']['TestDeliveryResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2722,7 +3254,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2794,7 +3326,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2893,7 +3425,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2979,7 +3511,7 @@ export interface operations {
           'application/json': components['schemas']['DeliveryDetailResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3038,7 +3570,7 @@ export interface operations {
           'application/json': components['schemas']['DeliveryResponse'];
         };
       };
-      /** @description X-API-Key missing, unknown or revoked */
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
       401: {
         headers: {
           [name: string]: unknown;
