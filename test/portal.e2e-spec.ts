@@ -1,4 +1,12 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { ADMIN_KEY, startApp, type TestApp } from './support/app';
 import {
   createStoreWithKey,
@@ -8,15 +16,17 @@ import {
   rowCounts,
   rowsContaining,
   type CreatedKey,
-  type Page,
+  type Page as ListPage,
   type WebhookBody,
 } from './support/expectations';
+import { launchChromium } from './support/browser';
 import { eventually } from './support/eventually';
 
 /**
  * Portal links: sessions of one store's dashboard, opened without an API key (a link's one-time
- * code for a browser cookie) or used from the platform's code (a bearer token). The API here; the
- * dashboard in Chromium in test/portal-browser.e2e-spec.ts.
+ * code for a browser cookie) or used from the platform's code (a bearer token). First the API,
+ * then the real dashboard in Chromium: signing in by link, read sessions, ended sessions, stores
+ * kept apart, and framing by the origins of PORTAL_FRAME_ANCESTORS.
  */
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -41,7 +51,7 @@ interface SessionInfo {
 }
 
 /** The one-time code of a session's link. */
-export function codeOf(session: CreatedSession): string {
+function codeOf(session: CreatedSession): string {
   return new URL(session.url).hash.replace(/^#portal=/, '');
 }
 
@@ -254,7 +264,7 @@ describe('portal links (API)', () => {
 
   it("answers a read session's writes 403 and changes nothing; no session reaches API keys, stores, publishing or portal sessions", async () => {
     const read = await createSession({ capabilities: ['read'] });
-    const list = await expectJson<Page<WebhookBody>>(await bearer(read.token, '/webhooks'), 200);
+    const list = await expectJson<ListPage<WebhookBody>>(await bearer(read.token, '/webhooks'), 200);
     expect(list.data.map((webhook) => webhook.id).sort()).toEqual(endpointsA.map((webhook) => webhook.id).sort());
     const before = await rowCounts(t.db);
     const webhookBefore = await t.db.query('SELECT * FROM webhooks WHERE id = $1', [endpointsA[0].id]);
@@ -305,11 +315,14 @@ describe('portal links (API)', () => {
     const [one, two, three] = endpointsA;
     const limited = await createSession({ capabilities: ['read', 'manage'], webhookIds: [one.id, two.id] });
 
-    const listed = await expectJson<Page<WebhookBody>>(await bearer(limited.token, '/webhooks'), 200);
+    const listed = await expectJson<ListPage<WebhookBody>>(await bearer(limited.token, '/webhooks'), 200);
     expect(listed).toEqual({ data: [expect.objectContaining({ id: two.id }), expect.objectContaining({ id: one.id })], nextCursor: null });
-    const first = await expectJson<Page<WebhookBody>>(await bearer(limited.token, '/webhooks?limit=1'), 200);
+    const first = await expectJson<ListPage<WebhookBody>>(await bearer(limited.token, '/webhooks?limit=1'), 200);
     expect(first.data.map((webhook) => webhook.id)).toEqual([two.id]);
-    const second = await expectJson<Page<WebhookBody>>(await bearer(limited.token, `/webhooks?limit=1&cursor=${first.nextCursor}`), 200);
+    const second = await expectJson<ListPage<WebhookBody>>(
+      await bearer(limited.token, `/webhooks?limit=1&cursor=${first.nextCursor}`),
+      200,
+    );
     expect(second).toEqual({ data: [expect.objectContaining({ id: one.id })], nextCursor: null });
 
     await expectJson(await bearer(limited.token, `/webhooks/${one.id}`), 200);
@@ -490,7 +503,7 @@ describe('portal links (API)', () => {
 
   it("keeps each session in its store: another store's ids answer 404, lists never show them, cookies never cross", async () => {
     const ofB = await createSession({ capabilities: ['read', 'manage'] }, storeB.key.key);
-    const listed = await expectJson<Page<WebhookBody>>(await bearer(ofB.token, '/webhooks'), 200);
+    const listed = await expectJson<ListPage<WebhookBody>>(await bearer(ofB.token, '/webhooks'), 200);
     expect(listed.data.map((webhook) => webhook.id)).toEqual([endpointB.id]);
     const event = await expectJson<{ id: string }>(
       await t.api('/events', { method: 'POST', json: { type: 'order.created', data: ORDER } }),
@@ -508,9 +521,9 @@ describe('portal links (API)', () => {
     const b = await signIn(ofB);
     await expectError(await byCookie(ofB.id, a.cookie, '/webhooks'), 401);
     const both = `${a.cookie}; ${b.cookie}`;
-    const seenByB = await expectJson<Page<WebhookBody>>(await byCookie(ofB.id, both, '/webhooks'), 200);
+    const seenByB = await expectJson<ListPage<WebhookBody>>(await byCookie(ofB.id, both, '/webhooks'), 200);
     expect(seenByB.data.map((webhook) => webhook.id)).toEqual([endpointB.id]);
-    const seenByA = await expectJson<Page<WebhookBody>>(await byCookie(ofA.id, both, '/webhooks'), 200);
+    const seenByA = await expectJson<ListPage<WebhookBody>>(await byCookie(ofA.id, both, '/webhooks'), 200);
     expect(seenByA.data.map((webhook) => webhook.id)).not.toContain(endpointB.id);
   });
 
@@ -555,5 +568,326 @@ describe('portal links with PORTAL_FRAME_ANCESTORS', () => {
     const res = await t.api('/portal-sessions/exchange', { method: 'POST', json: { code: codeOf(session) }, key: null });
     expect(res.status).toBe(200);
     expect(res.headers.get('set-cookie')).toMatch(/; HttpOnly; Secure; SameSite=None; Partitioned$/);
+  });
+});
+
+/** A server on 127.0.0.1 answering every request with `body`, on a random port. */
+async function serve(body: (port: number) => string, type = 'text/html; charset=utf-8'): Promise<{ server: Server; port: number }> {
+  const server = createHttpServer((_req, res) => {
+    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
+    res.end(body((server.address() as AddressInfo).port));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+function close(server: Server | undefined): Promise<void> {
+  return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
+}
+
+const LOGO_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="28" viewBox="0 0 120 28"><rect width="120" height="28" fill="#0a7d5a"/></svg>';
+const UI_DEADLINE = 10_000;
+
+describe('portal links in a browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let storeB: { storeId: string; key: CreatedKey };
+  let endpointA: WebhookBody;
+  let endpointB: WebhookBody;
+  /** An https:// server of the logo, with a self-signed certificate (the browser context ignores it). */
+  let logoServer: Server;
+  let logoUrl: string;
+  let certDir: string;
+  const opened: Array<{ page: Page; problems: string[] }> = [];
+
+  beforeAll(async () => {
+    certDir = mkdtempSync(join(tmpdir(), 'hookline-portal-logo-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(certDir, 'key.pem'),
+        '-out',
+        join(certDir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    logoServer = createHttpsServer(
+      { key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) },
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'image/svg+xml' });
+        res.end(LOGO_SVG);
+      },
+    );
+    await new Promise<void>((resolve) => logoServer.listen(0, '127.0.0.1', resolve));
+    logoUrl = `https://127.0.0.1:${(logoServer.address() as AddressInfo).port}/logo.svg`;
+
+    t = await startApp();
+    storeB = await createStoreWithKey(t, 'Store B', ['webhooks:read', 'webhooks:write', 'portal:write']);
+    endpointA = await createWebhook(t, { name: 'a-orders', url: HOOK_URL });
+    endpointB = await createWebhook(t, { name: 'b-orders', url: HOOK_URL }, storeB.key.key);
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await close(logoServer);
+    if (certDir) rmSync(certDir, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    // No script error and no CSP violation on any page (a 4xx answer is logged as "Failed to load resource").
+    const problems = opened.flatMap((entry) => entry.problems);
+    for (const { page } of opened.splice(0)) await page.context().close();
+    expect(problems).toEqual([]);
+  });
+
+  async function newPage(options: BrowserContextOptions = {}): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1366, height: 860 }, colorScheme: 'light', ...options });
+    return watch(await context.newPage());
+  }
+
+  function watch(page: Page): Page {
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(`console: ${message.text()}`);
+    });
+    opened.push({ page, problems });
+    return page;
+  }
+
+  async function portal(body: Record<string, unknown>, key: string = ADMIN_KEY): Promise<CreatedSession> {
+    return expectJson<CreatedSession>(await t.api('/portal-sessions', { method: 'POST', json: body, key }), 201);
+  }
+
+  /** The link as a browser opens it: this app's address (PUBLIC_URL names another port here), the same fragment. */
+  function link(session: CreatedSession, on: TestApp = t): string {
+    expect(session.url.startsWith(`${on.config.publicUrl}/dashboard#portal=`)).toBe(true);
+    return `${on.baseUrl}/dashboard${new URL(session.url).hash}`;
+  }
+
+  function heading(page: Page | ReturnType<Page['frameLocator']>, name: string): Locator {
+    return page.getByRole('heading', { name, exact: true });
+  }
+
+  async function visible(locator: Locator): Promise<void> {
+    await locator.first().waitFor({ state: 'visible', timeout: UI_DEADLINE });
+  }
+
+  /** A write sent from the page itself, as a user could from the console: the session's headers, CSRF token included. */
+  function forcedWrite(page: Page, path: string, body: unknown, withCsrf = true): Promise<number> {
+    return page.evaluate(
+      async ({ path, body, withCsrf }) => {
+        const storage = (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage;
+        const stored = JSON.parse(storage.getItem('hookline.portal') ?? '{}') as { id: string; csrfToken: string };
+        const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Portal-Session': stored.id };
+        if (withCsrf) headers['X-CSRF-Token'] = stored.csrfToken;
+        const response = await fetch(`/api/v1/external${path}`, { method: 'PUT', headers, body: JSON.stringify(body) });
+        return response.status;
+      },
+      { path, body, withCsrf },
+    );
+  }
+
+  it('signs the browser in by its link alone, branded, and the link works once', async () => {
+    const session = await portal({ capabilities: ['read', 'manage'], branding: { name: 'Acme Outdoor', accentColor: '#0a7d5a', logoUrl } });
+    const page = await newPage({ ignoreHTTPSErrors: true });
+    const apiCalls: Array<{ path: string; apiKey: boolean; portal: string | undefined }> = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      const headers = request.headers();
+      if (url.pathname.startsWith('/api/'))
+        apiCalls.push({ path: url.pathname, apiKey: 'x-api-key' in headers, portal: headers['x-portal-session'] });
+    });
+    await page.goto(link(session));
+    await visible(heading(page, 'Endpoints'));
+    await visible(page.getByRole('link', { name: 'a-orders' }));
+    await visible(page.getByRole('button', { name: 'New endpoint' }));
+    expect(page.url()).not.toContain('portal=');
+    expect(await page.getByLabel('API key').count()).toBe(0);
+
+    const brand = page.locator('header .brand');
+    expect(await brand.innerText()).toBe('Acme Outdoor');
+    expect(await page.title()).toBe('Endpoints · Acme Outdoor');
+    const logo = brand.locator('img');
+    await expect(logo.getAttribute('src')).resolves.toBe(logoUrl);
+    await eventually(
+      () => logo.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
+      (width) => width === 120,
+      { what: 'the logo loaded' },
+    );
+    const accent = await page.evaluate(() => {
+      const view = globalThis as unknown as {
+        document: { documentElement: unknown };
+        getComputedStyle(element: unknown): { getPropertyValue(name: string): string };
+      };
+      return view.getComputedStyle(view.document.documentElement).getPropertyValue('--accent').trim();
+    });
+    expect(accent).toBe('#0a7d5a');
+    expect(apiCalls.length).toBeGreaterThan(0);
+    expect(
+      apiCalls.filter((call) => call.apiKey || (call.portal !== session.id && call.path !== '/api/v1/external/portal-sessions/exchange')),
+    ).toEqual([]);
+    await page.screenshot({ path: join(__dirname, 'artifacts', 'dashboard-portal-branded-laptop.png') });
+
+    // A reload keeps the session (the cookie and the tab's storage), not the code.
+    await page.reload();
+    await visible(page.getByRole('link', { name: 'a-orders' }));
+
+    const again = await newPage();
+    await again.goto(link(session));
+    await visible(heading(again, 'This link has already been used'));
+    await visible(again.getByText('A link signs in once'));
+    expect(await again.getByRole('link', { name: 'a-orders' }).count()).toBe(0);
+  }, 60_000);
+
+  it('shows a read session no control that changes anything, and a write forced from the page answers 403', async () => {
+    const session = await portal({ capabilities: ['read'] });
+    const page = await newPage();
+    await page.goto(link(session));
+    await visible(page.getByRole('link', { name: 'a-orders' }));
+    await visible(page.getByText('This session can only read: it cannot create, change, test or delete endpoints, or retry deliveries.'));
+    await visible(page.getByText('Read only', { exact: true }));
+    expect(await page.getByRole('button', { name: 'New endpoint' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'a-orders' }).click();
+    await visible(heading(page, 'Deliveries'));
+    await visible(page.getByText('This session can only read', { exact: false }));
+    for (const name of ['Send test', 'Edit', 'Delete', 'Rotate secret', 'Deactivate', 'Retry all failed…'])
+      expect({ name, count: await page.getByRole('button', { name }).count() }).toEqual({ name, count: 0 });
+
+    const before = await t.db.query('SELECT * FROM webhooks WHERE id = $1', [endpointA.id]);
+    expect(await forcedWrite(page, `/webhooks/${endpointA.id}`, { name: 'forced' })).toBe(403);
+    expect(await forcedWrite(page, `/webhooks/${endpointA.id}`, { name: 'forced' }, false)).toBe(403);
+    expect(await t.db.query('SELECT * FROM webhooks WHERE id = $1', [endpointA.id])).toEqual(before);
+  }, 60_000);
+
+  it('lands an expired or a revoked session on a clear message, not an error', async () => {
+    const revoked = await portal({ capabilities: ['read'], branding: { name: 'Acme Outdoor' } });
+    const page = await newPage();
+    await page.goto(link(revoked));
+    await visible(page.getByRole('link', { name: 'a-orders' }));
+    expect((await t.api(`/portal-sessions/${revoked.id}`, { method: 'DELETE' })).status).toBe(204);
+    await page.getByRole('link', { name: 'Event catalogue' }).click();
+    await visible(heading(page, 'Your session has been ended'));
+    await visible(page.getByText('Open the webhook settings in Acme Outdoor again to get a new link.'));
+    expect(await page.getByLabel('API key').count()).toBe(0);
+    expect(await page.locator('#nav').isVisible()).toBe(false);
+    await page.screenshot({ path: join(__dirname, 'artifacts', 'dashboard-portal-ended-laptop.png') });
+
+    const expiring = await portal({ capabilities: ['read'] });
+    const second = await newPage();
+    await second.goto(link(expiring));
+    await visible(second.getByRole('link', { name: 'a-orders' }));
+    await t.db.query(`UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [expiring.id]);
+    await second.reload();
+    await visible(heading(second, 'Your session has expired'));
+    await visible(second.getByText(/^It ended at /));
+    expect(await second.getByRole('link', { name: 'a-orders' }).count()).toBe(0);
+  }, 60_000);
+
+  it("keeps a session to its store: another store's endpoints are never listed nor opened, even in one browser", async () => {
+    const ofA = await portal({ capabilities: ['read', 'manage'] });
+    const ofB = await portal({ capabilities: ['read', 'manage'] }, storeB.key.key);
+    const page = await newPage();
+    await page.goto(link(ofA));
+    await visible(page.getByRole('link', { name: 'a-orders' }));
+    expect(await page.getByRole('link', { name: 'b-orders' }).count()).toBe(0);
+    await page.goto(`${t.baseUrl}/dashboard#/endpoints/${endpointB.id}`);
+    await visible(page.getByText(`Not found: Webhook ${endpointB.id} not found`, { exact: false }));
+    expect(await page.getByText('b-orders').count()).toBe(0);
+
+    // Store B's link opened in another tab of the same browser: each tab keeps its own store.
+    const tabB = watch(await page.context().newPage());
+    await tabB.goto(link(ofB));
+    await visible(tabB.getByRole('link', { name: 'b-orders' }));
+    expect(await tabB.getByRole('link', { name: 'a-orders' }).count()).toBe(0);
+    await page.goto(`${t.baseUrl}/dashboard#/`);
+    await page.reload();
+    await visible(page.getByRole('link', { name: 'a-orders' }));
+    expect(await page.getByRole('link', { name: 'b-orders' }).count()).toBe(0);
+  }, 60_000);
+
+  describe('framed by another site', () => {
+    let framed: TestApp;
+    let allowed: { server: Server; port: number };
+    let other: { server: Server; port: number };
+    /** The link each parent page frames. */
+    let src = '';
+
+    beforeAll(async () => {
+      const parent = (port: number) =>
+        `<!doctype html><title>Platform admin ${port}</title><h1>Platform admin</h1><iframe id="portal" title="Webhooks" src="${src}" width="1200" height="700"></iframe>`;
+      allowed = await serve(parent);
+      other = await serve(parent);
+      framed = await startApp({ env: { PORTAL_FRAME_ANCESTORS: `http://localhost:${allowed.port}` } });
+      await createWebhook(framed, { name: 'framed-orders', url: HOOK_URL });
+    }, 60_000);
+
+    afterAll(async () => {
+      await framed?.close();
+      await close(allowed?.server);
+      await close(other?.server);
+    });
+
+    it('loads, signed in by its link, in a page of an allowed origin (another site: the cookie is SameSite=None, Partitioned)', async () => {
+      src = link(
+        await expectJson<CreatedSession>(await framed.api('/portal-sessions', { method: 'POST', json: { capabilities: ['read'] } }), 201),
+        framed,
+      );
+      const page = await newPage();
+      await page.goto(`http://localhost:${allowed.port}/`);
+      const frame = page.frameLocator('#portal');
+      await visible(heading(frame, 'Endpoints'));
+      await visible(frame.getByRole('link', { name: 'framed-orders' }));
+      await page.screenshot({ path: join(__dirname, 'artifacts', 'dashboard-portal-framed-laptop.png') });
+    }, 60_000);
+
+    it('is refused in a page of any other origin', async () => {
+      src = link(
+        await expectJson<CreatedSession>(await framed.api('/portal-sessions', { method: 'POST', json: { capabilities: ['read'] } }), 201),
+        framed,
+      );
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const refusals: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error') refusals.push(message.text());
+      });
+      try {
+        await page.goto(`http://localhost:${other.port}/`);
+        await eventually(
+          async () => refusals,
+          (found) => found.some((text) => text.includes('frame-ancestors')),
+          { what: 'the frame refused by its Content-Security-Policy' },
+        );
+        expect(refusals.join('\n')).toContain(`frame-ancestors http://localhost:${allowed.port}`);
+        const frame = page.frames().find((candidate) => candidate !== page.mainFrame())!;
+        expect(
+          await frame
+            .locator('h1')
+            .count()
+            .catch(() => 0),
+        ).toBe(0);
+        expect(await page.frameLocator('#portal').getByRole('heading', { name: 'Endpoints' }).count()).toBe(0);
+      } finally {
+        await context.close();
+      }
+    }, 60_000);
   });
 });

@@ -1,5 +1,7 @@
 // The public REST API, and nothing else: every call carries the signed-in key as
-// X-API-Key. The key lives in sessionStorage, so it is gone when the tab closes.
+// X-API-Key, or, for a portal session opened from a link, names the session in X-Portal-Session
+// (its HttpOnly cookie goes with the request) and carries its CSRF token when it changes
+// something. Both live in sessionStorage, so they are gone when the tab closes.
 
 // The API's answers as the dashboard reads them: the server's response DTOs (src/*/dto).
 
@@ -129,14 +131,32 @@
  */
 
 /**
- * What the signed-in key may do and whose it is.
- * @typedef {{ read: boolean, write: boolean, name?: string, storeId?: string }} Caps
+ * How a portal session's dashboard presents itself (PortalBrandingResponse).
+ * @typedef {{ name?: string, accentColor?: string, logoUrl?: string }} Branding
+ */
+
+/**
+ * A portal session this tab is signed in to (PortalSessionResponse).
+ * @typedef {object} PortalSession
+ * @property {string} id
+ * @property {string} storeId
+ * @property {string[]} capabilities
+ * @property {string[] | null} webhookIds The only endpoints it may see; null: all of the store's.
+ * @property {Branding} branding
+ * @property {string} expiresAt
+ * @property {string} [csrfToken]
+ */
+
+/**
+ * What the signed-in key or portal session may do and whose it is.
+ * @typedef {{ read: boolean, write: boolean, name?: string, storeId?: string, portal?: PortalSession }} Caps
  */
 
 /** @typedef {Record<string, string | number | null | undefined>} Query */
 
 const BASE = '/api/v1/external';
 const STORAGE_KEY = 'hookline.apiKey';
+const PORTAL_STORAGE_KEY = 'hookline.portal';
 
 export class ApiError extends Error {
   /**
@@ -166,6 +186,18 @@ export const session = {
   get key() {
     return sessionStorage.getItem(STORAGE_KEY);
   },
+  /**
+   * The portal session this tab signed in to with a link, if any: its id and CSRF token.
+   * @returns {{ id: string, csrfToken: string, expiresAt: string, brandName?: string } | null}
+   */
+  get portal() {
+    const stored = sessionStorage.getItem(PORTAL_STORAGE_KEY);
+    return stored ? JSON.parse(stored) : null;
+  },
+  /** Whether this tab is signed in, by a key or by a portal link. */
+  get active() {
+    return Boolean(this.key || this.portal);
+  },
   /** What the key may do and whose it is, found at sign-in ({read, write, name, storeId}). */
   /** @type {Caps} */
   caps: { read: false, write: false },
@@ -177,12 +209,29 @@ export const session = {
     sessionStorage.setItem(STORAGE_KEY, key);
     this.caps = caps;
   },
+  /** @param {PortalSession & { csrfToken: string }} portal */
+  startPortal(portal) {
+    sessionStorage.removeItem(STORAGE_KEY);
+    const stored = { id: portal.id, csrfToken: portal.csrfToken, expiresAt: portal.expiresAt, brandName: portal.branding.name };
+    sessionStorage.setItem(PORTAL_STORAGE_KEY, JSON.stringify(stored));
+    this.caps = capsOfPortal(portal);
+  },
   end() {
     sessionStorage.removeItem(STORAGE_KEY);
+    sessionStorage.removeItem(PORTAL_STORAGE_KEY);
     this.caps = { read: false, write: false };
     eventTypesCache = undefined;
   },
 };
+
+/**
+ * What a portal session may do: read always, write with `manage`.
+ * @param {PortalSession} portal
+ * @returns {Caps}
+ */
+function capsOfPortal(portal) {
+  return { read: true, write: portal.capabilities.includes('manage'), name: portal.branding.name, storeId: portal.storeId, portal };
+}
 
 /**
  * @param {string} method
@@ -196,7 +245,14 @@ async function request(method, path, { body, query, key = session.key, signal } 
     if (value !== undefined && value !== null && value !== '') url.searchParams.set(name, String(value));
   }
   /** @type {Record<string, string>} */
-  const headers = { Accept: 'application/json', 'X-API-Key': key ?? '' };
+  const headers = { Accept: 'application/json' };
+  const portal = key === session.key ? session.portal : null;
+  if (portal) {
+    headers['X-Portal-Session'] = portal.id;
+    if (method !== 'GET') headers['X-CSRF-Token'] = portal.csrfToken;
+  } else if (key) {
+    headers['X-API-Key'] = key;
+  }
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let response;
   try {
@@ -216,7 +272,7 @@ async function request(method, path, { body, query, key = session.key, signal } 
   if (response.ok) return payload;
   const message = Array.isArray(payload?.message) ? payload.message.join('; ') : (payload?.message ?? response.statusText);
   const error = new ApiError(response.status, message, payload);
-  if (response.status === 401 && key === session.key && key) unauthorized(error);
+  if (response.status === 401 && key === session.key && (key || portal)) unauthorized(error);
   throw error;
 }
 
@@ -231,6 +287,38 @@ export async function identify(key) {
   /** @type {{ name: string, storeId: string, scopes: string[] }} */
   const me = await request('GET', '/me', { key });
   return { read: me.scopes.includes('webhooks:read'), write: me.scopes.includes('webhooks:write'), name: me.name, storeId: me.storeId };
+}
+
+/**
+ * Spends a portal link's one-time code: the answer sets the session's HttpOnly cookie and gives
+ * the session with its CSRF token. A used, expired or ended link is refused (401) with the reason.
+ * @param {string} code
+ * @returns {Promise<PortalSession & { csrfToken: string }>}
+ */
+export function exchangePortalCode(code) {
+  return request('POST', '/portal-sessions/exchange', { body: { code }, key: null });
+}
+
+/**
+ * What the portal session of this tab may do, asked again after a reload (GET /me); a 401 (ended
+ * or expired) is thrown.
+ * @returns {Promise<Caps>}
+ */
+export async function identifyPortal() {
+  /** @type {{ portalSession: PortalSession }} */
+  const me = await request('GET', '/me');
+  return capsOfPortal(me.portalSession);
+}
+
+/**
+ * The note of a session that can only read: `cannot` completes "it cannot …". A key is told the
+ * scope it lacks; a portal session, whose capabilities the platform chose, is not.
+ * @param {string} cannot
+ */
+export function readOnlyText(cannot) {
+  return session.caps.portal
+    ? `This session can only read: it cannot ${cannot}.`
+    : `This key can only read: it cannot ${cannot} (needs webhooks:write).`;
 }
 
 /** @type {Promise<EventType[]> | undefined} */

@@ -1,4 +1,4 @@
-import { api, ApiError, explain, session } from '../api.js';
+import { api, ApiError, explain, readOnlyText, session } from '../api.js';
 import { duration, fullTime, h, time } from '../dom.js';
 import { breadcrumbs, busy, button, jsonBlock, note, poll, title, toast } from '../ui.js';
 import { deliveryBadge, lastResult } from './endpoint/deliveries.js';
@@ -98,7 +98,7 @@ export async function deliveryView(root, { params, signal }) {
         : null,
       facts,
       h('div', { class: 'toolbar' }, retry, pendingHint),
-      write ? retryMessage : note('info', 'This key can only read: it cannot retry deliveries (needs webhooks:write).'),
+      write ? retryMessage : note('info', readOnlyText('retry deliveries')),
     ),
     h(
       'div',

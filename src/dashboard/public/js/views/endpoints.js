@@ -1,4 +1,4 @@
-import { api, explain, session } from '../api.js';
+import { api, explain, readOnlyText, session } from '../api.js';
 import { h, plural, time } from '../dom.js';
 import { activeBadge, button, chips, DISABLED_REASONS, note, secretDialog, spinner, title, toast } from '../ui.js';
 import { endpointDialog } from './endpoint-form.js';
@@ -51,8 +51,10 @@ async function limited(tasks, width = 6) {
 
 /** @type {import('../app.js').View} */
 export async function endpointsView(root, { signal, navigate }) {
-  const { read, write } = session.caps;
-  const create = write
+  const { read, write, portal } = session.caps;
+  // A portal session limited to some endpoints may not add one.
+  const canCreate = write && !portal?.webhookIds;
+  const create = canCreate
     ? button(
         'New endpoint',
         async () => {
@@ -67,13 +69,7 @@ export async function endpointsView(root, { signal, navigate }) {
       )
     : null;
   root.append(title('Endpoints', create));
-  if (!write)
-    root.append(
-      note(
-        'info',
-        'This key can only read: it cannot create, change, test or delete endpoints, or retry deliveries (needs webhooks:write).',
-      ),
-    );
+  if (!write) root.append(note('info', readOnlyText('create, change, test or delete endpoints, or retry deliveries')));
   if (!read) {
     root.append(note('warn', 'This key cannot list endpoints (needs webhooks:read).'));
     return;

@@ -1,6 +1,6 @@
 // What can be done to an endpoint from its page: send a test, edit, (de)activate, replay, rotate
 // the secret, delete. A key that can only read gets a note instead.
-import { api, explain } from '../../api.js';
+import { api, explain, readOnlyText } from '../../api.js';
 import { duration, h } from '../../dom.js';
 import { busy, button, note, secretDialog, spinner, toast } from '../../ui.js';
 import { endpointDialog } from '../endpoint-form.js';
@@ -129,7 +129,7 @@ export function endpointActions(view, { write, navigate }) {
         button('Rotate secret', (e) => rotate(e.currentTarget)),
         button('Delete', () => remove(), { kind: 'danger-quiet' }),
       )
-    : note('info', 'This key can only read: it cannot edit, test or delete this endpoint, or retry its deliveries (needs webhooks:write).');
+    : note('info', readOnlyText('edit, test or delete this endpoint, or retry its deliveries'));
 
   /** @param {Webhook} webhook */
   function show(webhook) {
