@@ -27,6 +27,14 @@ describe('@hookline/client', () => {
     expect(requests[0].headers.get('x-trace')).toBe('t1');
   });
 
+  it("sends a portal session's token as a bearer token instead of a key", async () => {
+    const { requests, fetch } = recording();
+    const client = createHooklineClient({ baseUrl: 'http://hookline.test', portalToken: 'hlp_token', fetch });
+    await client.GET('/webhooks');
+    expect(requests[0].headers.get('authorization')).toBe('Bearer hlp_token');
+    expect(requests[0].headers.has('x-api-key')).toBe(false);
+  });
+
   it('unwrap gives the data of a 2xx', async () => {
     const response = Response.json({ id: 'wh_1' }, { status: 201 });
     await expect(unwrap({ data: { id: 'wh_1' }, response })).resolves.toEqual({ id: 'wh_1' });

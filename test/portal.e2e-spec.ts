@@ -6,6 +6,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHooklineClient, unwrap } from '@hookline/client';
 import type { Browser, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { ADMIN_KEY, startApp, type TestApp } from './support/app';
 import {
@@ -309,6 +310,15 @@ describe('portal links (API)', () => {
       200,
     );
     expect(renamed.name).toBe('three (renamed)');
+  });
+
+  it('serves @hookline/client given a portal token, with the session’s capabilities', async () => {
+    const session = await createSession({ capabilities: ['read'] });
+    const hookline = createHooklineClient({ baseUrl: t.baseUrl, portalToken: session.token });
+    const page = await unwrap(hookline.GET('/webhooks'));
+    expect(page.data.map((webhook) => webhook.id).sort()).toEqual(endpointsA.map((webhook) => webhook.id).sort());
+    const refused = await hookline.PUT('/webhooks/{id}', { params: { path: { id: endpointsA[0].id } }, body: { name: 'by client' } });
+    expect(refused.response.status).toBe(403);
   });
 
   it('limits a session with webhookIds to those endpoints: lists, reads, writes, deliveries and events; it cannot create endpoints', async () => {

@@ -11,22 +11,37 @@ export const API_PATH = '/api/v1/external';
 /** One method per HTTP verb (`GET`, `POST`, `PUT`, `DELETE`), each typed by the route's path. */
 export type HooklineClient = Client<paths>;
 
-export interface HooklineClientOptions extends Omit<ClientOptions, 'baseUrl' | 'headers'> {
+interface CommonOptions extends Omit<ClientOptions, 'baseUrl' | 'headers'> {
   /** The deployment's origin, e.g. `https://hookline.example.com` (the API's path is added unless given). */
   baseUrl: string;
-  /** Sent as `X-API-Key` on every request. */
-  apiKey: string;
   /** Further headers for every request. */
   headers?: Record<string, string>;
 }
+
+/** A client authenticates with an API key, or with a portal session's token: one of the two. */
+export type HooklineClientOptions = CommonOptions &
+  (
+    | {
+        /** Sent as `X-API-Key` on every request. */
+        apiKey: string;
+        portalToken?: never;
+      }
+    | {
+        /** A portal session's token (`POST /portal-sessions`), sent as `Authorization: Bearer`: the session's store and capabilities. */
+        portalToken: string;
+        apiKey?: never;
+      }
+  );
 
 /**
  * A client of one deployment's API. Each call resolves to `{ data, error, response }`: `data` on a
  * 2xx, otherwise `error`, the API's JSON error; pass the call to `unwrap` to get `data` or a
  * thrown `HooklineApiError` instead.
  */
-export function createHooklineClient({ baseUrl, apiKey, headers, ...options }: HooklineClientOptions): HooklineClient {
-  return createClient<paths>({ ...options, baseUrl: apiUrl(baseUrl), headers: { ...headers, 'X-API-Key': apiKey } });
+export function createHooklineClient({ baseUrl, apiKey, portalToken, headers, ...options }: HooklineClientOptions): HooklineClient {
+  const credential: Record<string, string> =
+    portalToken !== undefined ? { Authorization: `Bearer ${portalToken}` } : { 'X-API-Key': apiKey };
+  return createClient<paths>({ ...options, baseUrl: apiUrl(baseUrl), headers: { ...headers, ...credential } });
 }
 
 function apiUrl(baseUrl: string): string {
