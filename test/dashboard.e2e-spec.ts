@@ -716,6 +716,29 @@ describe('dashboard in a browser', () => {
     expect(sent).toEqual([{ oldSecretExpiresInSeconds: 86_400 }, { oldSecretExpiresInSeconds: 0 }]);
   }, 60_000);
 
+  it('keeps the once-only secret on screen through Escape and a click outside, until "I have saved it"', async () => {
+    const { id } = await createEndpoint('keep-secret', ['stock.low']);
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'keep-secret'));
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('dialog', { name: 'Rotate the signing secret' }).getByRole('button', { name: 'Rotate secret' }).click();
+    const shown = page.getByRole('dialog', { name: 'New signing secret' });
+    const secret = await shownSecret(shown);
+
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Escape');
+    await page.mouse.click(4, 4);
+    await visible(shown.getByText('The secret is shown only here.'));
+    expect(await shownSecret(shown)).toBe(secret);
+    await expect(page.locator(':focus').textContent()).resolves.toBe('I have saved it');
+    await shot(page, 'secret-kept-laptop');
+
+    await shown.getByRole('button', { name: 'I have saved it' }).click();
+    await page.locator('dialog').waitFor({ state: 'detached', timeout: UI_DEADLINE });
+    expect(await page.content()).not.toContain(secret);
+  }, 60_000);
+
   it('can be used from the keyboard: sign in with Enter, dialogs open and close, focus returns and shows', async () => {
     const page = await open();
     await page.getByLabel('API key').focus();

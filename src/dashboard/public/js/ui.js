@@ -138,28 +138,46 @@ export function title(text, ...extra) {
  * A modal <dialog> (focus is trapped and Escape closes it; focus returns to the opener). `build`
  * gets a `close(value)` function and returns the dialog's content; resolves with that value.
  * @template T
+ * `onDismiss`, when given, makes the dialog stay open on Escape or a click outside it (it is called
+ * instead): for a dialog whose content is lost once it closes.
  * @param {(close: (value?: T) => void) => Node | Node[]} build
- * @param {{ wide?: boolean, label?: string }} [options]
+ * @param {{ wide?: boolean, label?: string, onDismiss?: () => void }} [options]
  * @returns {Promise<T | undefined>}
  */
-export function openDialog(build, { wide = false, label } = {}) {
+export function openDialog(build, { wide = false, label, onDismiss } = {}) {
   return new Promise((resolve) => {
     /** @type {T | undefined} */
     let result;
+    let closing = false;
     /** @param {T} [value] */
     const close = (value) => {
       result = value;
+      closing = true;
       dialog.close();
     };
     const dialog = h('dialog', { class: ['dialog', wide && 'dialog-wide'], 'aria-label': label });
     dialog.append(...[build(close)].flat());
+    dialog.addEventListener('cancel', (event) => {
+      if (onDismiss) {
+        event.preventDefault();
+        onDismiss();
+      }
+    });
     dialog.addEventListener('close', () => {
+      // Chromium lets a second Escape in a row close a dialog whatever `cancel` says: shown again.
+      if (onDismiss && !closing) {
+        dialog.showModal();
+        onDismiss();
+        return;
+      }
       dialog.remove();
       resolve(result);
     });
     // A click on the backdrop (the dialog element itself, outside its content) closes it.
     dialog.addEventListener('click', (event) => {
-      if (event.target === dialog) dialog.close();
+      if (event.target !== dialog) return;
+      if (onDismiss) onDismiss();
+      else dialog.close();
     });
     document.body.append(dialog);
     dialog.showModal();
@@ -194,45 +212,56 @@ export function confirmDialog({ heading, body, confirm, danger = false }) {
  * @param {{ heading: string, webhook: import('./api.js').WebhookWithSecret }} options
  */
 export function secretDialog({ heading, webhook }) {
+  const reminder = h('p', { class: 'form-error dialog-alert', role: 'alert' });
+  const confirm = button('I have saved it', () => close(), { kind: 'primary' });
+  /** @type {() => void} */
+  let close = () => undefined;
   return openDialog(
-    (close) => [
-      h('h2', { class: 'dialog-title' }, heading),
-      h(
-        'div',
-        { class: 'dialog-body' },
-        h('label', { for: 'signing-secret', class: 'secret-label' }, 'Signing secret of ', h('strong', {}, webhook.name)),
+    (done) => {
+      close = done;
+      return [
+        h('h2', { class: 'dialog-title' }, heading),
         h(
           'div',
-          { class: 'secret-row' },
-          // Shown whole and wrapped, not in an input: an input scrolls to its end when focused,
-          // hiding the `whsec_` that tells a reader what the string is. One click selects it all.
-          h('output', { id: 'signing-secret', class: 'mono secret' }, webhook.secret),
-          copyButton(() => webhook.secret, 'Copy secret'),
+          { class: 'dialog-body' },
+          h('label', { for: 'signing-secret', class: 'secret-label' }, 'Signing secret of ', h('strong', {}, webhook.name)),
+          h(
+            'div',
+            { class: 'secret-row' },
+            // Shown whole and wrapped, not in an input: an input scrolls to its end when focused,
+            // hiding the `whsec_` that tells a reader what the string is. One click selects it all.
+            h('output', { id: 'signing-secret', class: 'mono secret' }, webhook.secret),
+            copyButton(() => webhook.secret, 'Copy secret'),
+          ),
+          note(
+            'warn',
+            h('strong', {}, 'Copy it now: it will not be shown again. '),
+            'Hookline keeps it encrypted and never displays it after this. If it is lost, rotate the secret.',
+          ),
+          h(
+            'p',
+            { class: 'muted small' },
+            'Receivers check each delivery with it: ',
+            h('code', {}, 'X-Webhook-Signature'),
+            ' is ',
+            h('code', {}, 'sha256='),
+            ' + the hex HMAC-SHA256 of ',
+            h('code', {}, '<X-Webhook-Timestamp>.<body>'),
+            ', keyed with this whole string.',
+          ),
         ),
-        note(
-          'warn',
-          h('strong', {}, 'Copy it now: it will not be shown again. '),
-          'Hookline keeps it encrypted and never displays it after this. If it is lost, rotate the secret.',
-        ),
-        h(
-          'p',
-          { class: 'muted small' },
-          'Receivers check each delivery with it: ',
-          h('code', {}, 'X-Webhook-Signature'),
-          ' is ',
-          h('code', {}, 'sha256='),
-          ' + the hex HMAC-SHA256 of ',
-          h('code', {}, '<X-Webhook-Timestamp>.<body>'),
-          ', keyed with this whole string.',
-        ),
-      ),
-      h(
-        'div',
-        { class: 'dialog-actions' },
-        button('I have saved it', () => close(), { kind: 'primary' }),
-      ),
-    ],
-    { label: heading },
+        reminder,
+        h('div', { class: 'dialog-actions' }, confirm),
+      ];
+    },
+    {
+      label: heading,
+      // Escape or a click beside it must not lose the secret: only the button closes it.
+      onDismiss: () => {
+        reminder.textContent = 'The secret is shown only here. Copy it, then choose “I have saved it” to close.';
+        confirm.focus();
+      },
+    },
   );
 }
 
