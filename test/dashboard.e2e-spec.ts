@@ -716,6 +716,38 @@ describe('dashboard in a browser', () => {
     expect(sent).toEqual([{ oldSecretExpiresInSeconds: 86_400 }, { oldSecretExpiresInSeconds: 0 }]);
   }, 60_000);
 
+  it('shows what the API refused in an edit form scrolled to its top, beside Save, and saves nothing', async () => {
+    const { id } = await createEndpoint('refused-edit', ['stock.low']);
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    await signIn(page, ADMIN_KEY);
+    await visible(heading(page, 'refused-edit'));
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByRole('dialog', { name: 'Edit endpoint' });
+    await form.getByLabel('Rate limit (attempts per second)').fill('20000');
+    await form.getByLabel('Name').fill('renamed');
+    await form.locator('.dialog-body').evaluate((body) => ((body as unknown as { scrollTop: number }).scrollTop = 0));
+    await form.getByRole('button', { name: 'Save changes' }).click();
+
+    const alert = form.getByRole('alert').getByText(/from 1 to 10000/);
+    await visible(alert);
+    // Seen where it is: the element drawn at its middle is the message itself, not the form over it.
+    const seen = await alert.evaluate((node) => {
+      type Box = { left: number; top: number; width: number; height: number };
+      const element = node as unknown as {
+        getBoundingClientRect(): Box;
+        contains(other: unknown): boolean;
+        ownerDocument: { elementFromPoint(x: number, y: number): unknown };
+      };
+      const box = element.getBoundingClientRect();
+      const top = element.ownerDocument.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+      return Boolean(top) && element.contains(top);
+    });
+    expect(seen).toBe(true);
+    await expect(form.locator('.dialog-body').evaluate((body) => (body as unknown as { scrollTop: number }).scrollTop)).resolves.toBe(0);
+    await shot(page, 'edit-refused-laptop');
+    await expect((await app.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({ name: 'refused-edit', rateLimitPerSecond: null });
+  }, 60_000);
+
   it('keeps the once-only secret on screen through Escape and a click outside, until "I have saved it"', async () => {
     const { id } = await createEndpoint('keep-secret', ['stock.low']);
     const page = await open(`/dashboard#/endpoints/${id}`);

@@ -69,7 +69,8 @@ export async function endpointDialog({ webhook } = {}) {
 
   return openDialog(
     (/** @type {(value?: Webhook) => void} */ close) => {
-      const error = h('div', { class: 'form-error', role: 'alert' });
+      // Outside the scrolling body, beside Save: a refusal shows whatever part of the form is in view.
+      const error = h('div', { class: 'form-error dialog-alert', role: 'alert' });
       const name = h('input', {
         id: 'ep-name',
         name: 'name',
@@ -260,8 +261,8 @@ export async function endpointDialog({ webhook } = {}) {
             ),
           ),
           h('label', { class: 'check' }, active, h('span', {}, 'Active', h('span', { class: 'muted small' }, ' — deliver events to it'))),
-          error,
         ),
+        error,
         h(
           'div',
           { class: 'dialog-actions' },
