@@ -748,6 +748,37 @@ describe('dashboard in a browser', () => {
     await expect((await app.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({ name: 'refused-edit', rateLimitPerSecond: null });
   }, 60_000);
 
+  it('asks before sending a delivery that succeeded again, saying the receiver gets the same event id twice', async () => {
+    receiver.respondStatus(200);
+    const { id } = await createEndpoint('resend-ok');
+    await publishOrder();
+    await receiver.waitFor(1, (request) => request.path === '/resend-ok');
+    const list = (await (await app.api(`/webhooks/${id}/deliveries`)).json()) as { data: Array<{ id: string; status: string }> };
+    const delivery = list.data[0];
+    await eventually(
+      async () => ((await (await app.api(`/deliveries/${delivery.id}`)).json()) as { status: string }).status,
+      (status) => status === 'succeeded',
+      { what: 'the delivery succeeded' },
+    );
+    const page = await open(`/dashboard#/deliveries/${delivery.id}`);
+    await signIn(page, ADMIN_KEY);
+    await visible(page.locator('.endpoint-head [data-status="succeeded"]'));
+
+    await page.getByRole('button', { name: 'Retry delivery' }).click();
+    const ask = page.getByRole('dialog', { name: 'Send this delivery again?' });
+    await visible(ask.getByText('with the same event id, a second time'));
+    await shot(page, 'resend-confirm-laptop');
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await ask.waitFor({ state: 'detached', timeout: UI_DEADLINE });
+    await expect((await app.api(`/deliveries/${delivery.id}`)).json()).resolves.toMatchObject({ attemptCount: 1 });
+
+    await page.getByRole('button', { name: 'Retry delivery' }).click();
+    await ask.getByRole('button', { name: 'Send it again' }).click();
+    await visible(heading(page, 'Attempts (2)'));
+    const sent = await receiver.waitFor(2, (request) => request.path === '/resend-ok');
+    expect(sent[1].headers['webhook-id']).toBe(sent[0].headers['webhook-id']);
+  }, 60_000);
+
   it('keeps the once-only secret on screen through Escape and a click outside, until "I have saved it"', async () => {
     const { id } = await createEndpoint('keep-secret', ['stock.low']);
     const page = await open(`/dashboard#/endpoints/${id}`);

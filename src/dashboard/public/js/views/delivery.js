@@ -1,6 +1,6 @@
 import { api, ApiError, explain, readOnlyText, session } from '../api.js';
 import { duration, fullTime, h, time } from '../dom.js';
-import { breadcrumbs, busy, button, jsonBlock, note, poll, title, toast } from '../ui.js';
+import { breadcrumbs, busy, button, confirmDialog, jsonBlock, note, poll, title, toast } from '../ui.js';
 import { deliveryBadge, lastResult } from './endpoint/deliveries.js';
 
 const REFRESH_MS = 2000;
@@ -61,6 +61,7 @@ export async function deliveryView(root, { params, signal }) {
 
   async function retryNow() {
     retryMessage.replaceChildren();
+    if (delivery.status === 'succeeded' && !(await confirmResend())) return;
     try {
       await busy(/** @type {HTMLButtonElement} */ (retry), () => api.retryDelivery(delivery.id));
       toast('Retry started: a new cycle of attempts, same event id and body.');
@@ -116,6 +117,23 @@ export async function deliveryView(root, { params, signal }) {
   show(delivery);
 
   const refreshNow = poll(signal, REFRESH_MS, async () => show(await api.getDelivery(delivery.id, signal)));
+}
+
+/** A delivery that succeeded reached its receiver: sending it again is a duplicate, said before it is sent. */
+function confirmResend() {
+  return confirmDialog({
+    heading: 'Send this delivery again?',
+    body: [
+      h('p', {}, 'It has already succeeded: the receiver got this event and answered that it took it.'),
+      h(
+        'p',
+        {},
+        'Sending it again delivers the same event, with the same event id, a second time. ',
+        'A receiver that does not skip an event id it has already handled will act on it twice (for example, create the order twice).',
+      ),
+    ],
+    confirm: 'Send it again',
+  });
 }
 
 /**
