@@ -13,6 +13,7 @@ import { errorBody } from './common/error-response';
 import { JSON_MEDIA_TYPES, requireJsonContentType } from './common/json-content-type';
 import { rejectDeepJson } from './common/json-depth';
 import { setupSwagger } from './common/swagger';
+import { eventWebhooks } from './catalogue/event-webhooks';
 
 type BodyParserError = Error & { type?: string; status?: number };
 
@@ -69,5 +70,5 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       res.status(404).json(errorBody(404, 'This process runs with ROLE=worker; the API is served by ROLE=api or ROLE=all'));
     });
   }
-  setupSwagger(app, config);
+  setupSwagger(app, config, eventWebhooks());
 }

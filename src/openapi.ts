@@ -7,6 +7,7 @@ import { AppModule } from './app.module';
 import { API_PREFIX, PREFIX_OPTIONS } from './common/api-prefix';
 import { HooklineExpressAdapter } from './common/express-adapter';
 import { buildOpenApiDocument } from './common/swagger';
+import { eventWebhooks } from './catalogue/event-webhooks';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 
 /**
@@ -21,7 +22,7 @@ export async function previewOpenApiDocument(config: AppConfig): Promise<OpenAPI
   });
   // As configureApp does (which needs instantiated providers).
   app.setGlobalPrefix(API_PREFIX, PREFIX_OPTIONS);
-  return buildOpenApiDocument(app, config);
+  return buildOpenApiDocument(app, config, eventWebhooks());
 }
 
 /** `npm run openapi [-- <file>]`: writes the document to the file, or to standard output. */

@@ -24,6 +24,7 @@ export interface PropertySchema {
   minLength?: number;
   maxLength?: number;
   minimum?: number;
+  maximum?: number;
   minItems?: number;
   maxItems?: number;
   items?: ShapeSchema;
@@ -121,15 +122,24 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 // ---------------------------------------------------------------------------------------------
 // Field decorators
 
-/** A non-empty string of at most `maxLength` characters (names, order numbers, free text). */
+/**
+ * A non-empty string of at most `maxLength` characters (names, order numbers, free text).
+ * Characters are Unicode code points, as JSON Schema's `maxLength` counts them, so an emoji is one.
+ */
 export function TextField(options: FieldOptions<string> & { maxLength?: number }) {
   const maxLength = options.maxLength ?? 200;
   return field(options, { type: 'string', description: options.description, minLength: 1, maxLength }, (value) => {
     if (typeof value !== 'string') return 'must be a string';
     if (value.length === 0) return 'must not be empty';
-    if (value.length > maxLength) return `must be at most ${maxLength} characters long`;
+    if (codePoints(value) > maxLength) return `must be at most ${maxLength} characters long`;
     return undefined;
   });
+}
+
+function codePoints(value: string): number {
+  let count = 0;
+  for (const _ of value) count++;
+  return count;
 }
 
 /**
@@ -143,12 +153,16 @@ export function IdField(options: FieldOptions<string>) {
 /** A non-negative integer (a count, a quantity) or one at least `minimum`. */
 export function CountField(options: FieldOptions<number> & { minimum?: number }) {
   const minimum = options.minimum ?? 0;
-  return field(options, { type: 'integer', description: options.description, minimum }, (value) => integerProblem(value, minimum));
+  return field(options, { type: 'integer', description: options.description, minimum, maximum: Number.MAX_SAFE_INTEGER }, (value) =>
+    integerProblem(value, minimum),
+  );
 }
 
 /** A money amount: a non-negative integer in minor currency units. */
 export function AmountField(options: FieldOptions<number>) {
-  return field(options, { type: 'integer', description: options.description, minimum: 0 }, (value) => integerProblem(value, 0));
+  return field(options, { type: 'integer', description: options.description, minimum: 0, maximum: Number.MAX_SAFE_INTEGER }, (value) =>
+    integerProblem(value, 0),
+  );
 }
 
 function integerProblem(value: unknown, minimum: number): string | undefined {
@@ -180,21 +194,33 @@ export function EnumField<const V extends string>(options: FieldOptions<V> & { v
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+/**
+ * Whether a string is a timestamp as Hookline writes them; the check of `format: date-time` in
+ * the event schemas too, so that publishing and the schema agree.
+ */
+export function isTimestamp(value: string): boolean {
+  // The round trip also rejects dates that do not exist, such as 2026-02-30.
+  return TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value)) && new Date(value).toISOString() === value;
+}
+
 /** An ISO 8601 UTC timestamp with milliseconds, as everywhere in Hookline. */
 export function TimestampField(options: FieldOptions<string>) {
-  return field(options, { type: 'string', description: options.description, format: 'date-time' }, (value) => {
+  return field(options, { type: 'string', description: options.description, format: 'date-time', pattern: TIMESTAMP.source }, (value) => {
     if (typeof value !== 'string') return 'must be a string';
-    // The round trip also rejects dates that do not exist, such as 2026-02-30.
-    const valid = TIMESTAMP.test(value) && new Date(value).toISOString() === value;
-    return valid ? undefined : 'must be an ISO 8601 UTC timestamp with milliseconds, such as 2026-11-22T10:00:00.000Z';
+    return isTimestamp(value) ? undefined : 'must be an ISO 8601 UTC timestamp with milliseconds, such as 2026-11-22T10:00:00.000Z';
   });
+}
+
+/** Whether a string is an email address; the check of `format: email` in the event schemas too. */
+export function isEmailAddress(value: string): boolean {
+  return value.length <= 254 && isEmail(value);
 }
 
 /** An email address (RFC 5321 limits its length to 254 characters). */
 export function EmailField(options: FieldOptions<string>) {
   return field(options, { type: 'string', description: options.description, format: 'email', maxLength: 254 }, (value) => {
     if (typeof value !== 'string') return 'must be a string';
-    return value.length <= 254 && isEmail(value) ? undefined : 'must be an email address';
+    return isEmailAddress(value) ? undefined : 'must be an email address';
   });
 }
 

@@ -1,9 +1,10 @@
 import { CustomerEventData } from './customer-events';
-import { describeShape, validateShape, type DataClass, type ShapeSchema } from './data-shape';
+import { validateShape, type DataClass } from './data-shape';
 import { DeliveryBatchCompletedData, DeliveryBatchStartedData, DeliveryEventData, DeliveryFailedData } from './delivery-events';
 import { StockLowData, StockUpdatedData } from './inventory-events';
 import { OrderCancelledData, OrderEventData, OrderStatusChangedData } from './order-events';
 import { PaymentEventData, PaymentRefundedData } from './payment-events';
+import { compileSchema, JSON_SCHEMA_DIALECT, jsonSchemaOf, type JsonSchema, schemaProblems } from './event-schema';
 import { ProductEventData } from './product-events';
 import { TestEventData } from './test-event';
 import { WebhookDeliveryFailedData, WebhookDisabledData } from './webhook-events';
@@ -320,9 +321,16 @@ export const EVENT_DATA_CLASSES: readonly DataClass[] = [
  * publishers). Strict: unknown fields, wrong types, numbers as strings, non-integer or negative
  * amounts, bad currencies and unknown status values are all problems. Returns one message per
  * problem, naming the field (`data.total must be an integer`); empty when `data` is valid.
+ *
+ * The field checks give the messages and the rules across fields (`previousStatus` differs from
+ * `status`), which JSON Schema cannot say; the type's JSON Schema has the last word on the rest,
+ * so whatever is published validates against the schema integrators are given.
  */
 export function validateEventData(type: EventType | TestEventType, data: unknown): string[] {
-  return validateShape(dataClassOf(type), data);
+  const problems = validateShape(dataClassOf(type), data);
+  if (problems.length > 0) return problems;
+  const conforms = validatorOf(type);
+  return conforms(data) ? [] : schemaProblems(conforms.errors);
 }
 
 function dataClassOf(type: EventType | TestEventType): DataClass {
@@ -331,19 +339,48 @@ function dataClassOf(type: EventType | TestEventType): DataClass {
   return EVENT_CATALOGUE[type].dataClass;
 }
 
+const VALIDATORS = new Map<string, ReturnType<typeof compileSchema>>();
+
+function validatorOf(type: EventType | TestEventType) {
+  let validator = VALIDATORS.get(type);
+  if (!validator) {
+    validator = compileSchema(jsonSchemaOf(dataClassOf(type)));
+    VALIDATORS.set(type, validator);
+  }
+  return validator;
+}
+
+/**
+ * The JSON Schema (2020-12) of the `data` of `type`, with its description and example: what
+ * GET /event-types/:type and the OpenAPI document's `webhooks` give integrators.
+ */
+export function eventDataSchema(type: EventType): JsonSchema {
+  const { description, example, dataClass } = EVENT_CATALOGUE[type];
+  return {
+    $schema: JSON_SCHEMA_DIALECT,
+    title: `${type} data`,
+    description,
+    ...jsonSchemaOf(dataClass),
+    examples: [structuredClone(example)],
+  };
+}
+
 export interface EventTypeDescription {
   type: EventType;
   category: EventCategory;
   description: string;
   example: EventData<EventType>;
-  /** The `data` shape, JSON-Schema-like: properties with type, description, enum, limits. */
-  schema: ShapeSchema;
+  /** The `data` shape: a JSON Schema (2020-12). */
+  schema: JsonSchema;
+}
+
+/** One type of the catalogue as plain data, for GET /event-types/:type. */
+export function describeEventType(type: EventType): EventTypeDescription {
+  const { category, description, example } = EVENT_CATALOGUE[type];
+  return { type, category, description, example: structuredClone(example), schema: eventDataSchema(type) };
 }
 
 /** The catalogue as plain data, for GET /event-types and the dashboard. */
 export function describeCatalogue(): EventTypeDescription[] {
-  return EVENT_TYPES.map((type) => {
-    const { category, description, example, dataClass } = EVENT_CATALOGUE[type];
-    return { type, category, description, example: structuredClone(example), schema: describeShape(dataClass) };
-  });
+  return EVENT_TYPES.map(describeEventType);
 }

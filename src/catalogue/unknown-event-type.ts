@@ -19,6 +19,11 @@ export function unknownEventTypeMessage(field: string, value: unknown): string {
   return `${field} contains ${what}: ${unknown.map(describe).join(', ')}; see GET /event-types`;
 }
 
+/** GET /event-types/:type of a type not in the catalogue: `Event type "order.creatd" (did you mean "order.created"?) not found; …`. */
+export function eventTypeNotFoundMessage(value: string): string {
+  return `Event type ${describe(value)} not found; see GET /event-types`;
+}
+
 function describe(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   const echoed = text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}…` : text;

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import { API_PREFIX } from './api-prefix';
 import { ERROR_DESCRIPTIONS } from './api-errors.decorator';
 import { openApiDescription } from './openapi-description';
+import { toOpenApi31 } from './openapi-31';
 
 export const API_KEY_SECURITY = 'api-key';
 /** A portal session's token, `Authorization: Bearer <token>`. */
@@ -26,13 +27,23 @@ const TAGS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'health', description: 'Readiness, for load balancers and orchestrators (no API key)' },
 ];
 
+/**
+ * What a receiver gets: OpenAPI 3.1's `webhooks` section, one POST per event type, and the
+ * components its bodies refer to. Given by the event catalogue, which `common` cannot import.
+ */
+export interface WebhooksSection {
+  tag: { name: string; description: string };
+  webhooks: Record<string, unknown>;
+  schemas: Record<string, unknown>;
+}
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 /**
  * The OpenAPI document of the application's routes. Building it needs only the modules' metadata,
  * so it also works on an application created in preview mode, without a database (src/openapi.ts).
  */
-export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, config: AppConfig, received?: WebhooksSection): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle(`${config.serviceName} API`)
     .setDescription(openApiDescription(config))
@@ -50,14 +61,28 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       PORTAL_SESSION_SECURITY,
     );
   for (const tag of TAGS) builder.addTag(tag.name, tag.description);
+  if (received) builder.addTag(received.tag.name, received.tag.description);
   const document = SwaggerModule.createDocument(app, builder.build(), { ignoreGlobalPrefix: true });
   completeOperations(document);
+  toOpenApi31(document);
+  if (received) addWebhooks(document, received);
   return document;
 }
 
+/** After the 3.1 conversion: the section is written in 3.1 already. */
+function addWebhooks(document: OpenAPIObject, received: WebhooksSection): void {
+  const schemas = (document.components ??= {}).schemas ?? {};
+  for (const [name, schema] of Object.entries(received.schemas)) {
+    if (name in schemas) throw new Error(`The OpenAPI document already has a schema named ${name}`);
+    schemas[name] = schema as (typeof schemas)[string];
+  }
+  document.components.schemas = schemas;
+  Object.assign(document, { webhooks: received.webhooks });
+}
+
 /** Swagger UI at /docs and the OpenAPI document at /docs-json (served from local assets, no CDN). */
-export function setupSwagger(app: INestApplication, config: AppConfig): void {
-  const document = buildOpenApiDocument(app, config);
+export function setupSwagger(app: INestApplication, config: AppConfig, received?: WebhooksSection): void {
+  const document = buildOpenApiDocument(app, config, received);
   const options = { jsonDocumentUrl: 'docs-json', swaggerOptions: { persistAuthorization: true } };
   SwaggerModule.setup('docs', app, document, options);
   SwaggerModule.setup(`${API_PREFIX}/docs`, app, document, { ...options, jsonDocumentUrl: `${API_PREFIX}/docs-json` });

@@ -1,5 +1,5 @@
 import { reservedEventTypeMessage, type OperationalEventType } from '../catalogue/event-catalogue';
-import { unknownEventTypeMessage } from '../catalogue/unknown-event-type';
+import { eventTypeNotFoundMessage, unknownEventTypeMessage } from '../catalogue/unknown-event-type';
 import { DomainError, DomainErrorKind } from '../common/domain-error';
 
 export enum EventErrorCode {
@@ -10,6 +10,7 @@ export enum EventErrorCode {
   InvalidBatch = 'invalid_event_batch',
   StoreNotFound = 'store_not_found',
   NotFound = 'event_not_found',
+  TypeNotFound = 'event_type_not_found',
   IdempotencyKeyReused = 'idempotency_key_reused',
 }
 
@@ -65,6 +66,11 @@ export class EventError extends DomainError<EventErrorCode> {
       DomainErrorKind.Unprocessable,
       `${each.join('; ')}; use a new key for a new event (nothing of the batch was published)`,
     );
+  }
+
+  /** GET /event-types/:type of a type not in the catalogue, with the nearest one when it looks like a typo. */
+  static typeNotFound(type: string): EventError {
+    return new EventError(EventErrorCode.TypeNotFound, DomainErrorKind.NotFound, eventTypeNotFoundMessage(type));
   }
 
   static notFound(id: string): EventError {

@@ -6,7 +6,13 @@ import { RequireScopes } from '../auth/require-scopes.decorator';
 import { SessionEndpoints } from '../auth/session-endpoints.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { IDEMPOTENCY_KEY } from './batch-events';
-import { EventResponse, EventTypeListResponse, PublishedBatchResponse, PublishedEventResponse } from './dto/event.response';
+import {
+  EventResponse,
+  EventTypeListResponse,
+  EventTypeResponse,
+  PublishedBatchResponse,
+  PublishedEventResponse,
+} from './dto/event.response';
 import { PublishBatchDto } from './dto/publish-batch.dto';
 import { PublishEventDto } from './dto/publish-event.dto';
 import { EventsService } from './events.service';
@@ -115,5 +121,20 @@ export class EventsController {
   @ApiOkResponse({ type: EventTypeListResponse })
   eventTypes(): EventTypeListResponse {
     return this.events.eventTypes();
+  }
+
+  @Get('event-types/:type')
+  @RequireScopes('webhooks:read')
+  @SessionEndpoints('unrelated')
+  @ApiOperation({
+    summary: 'One event type, with the JSON Schema (2020-12) of its data',
+    description:
+      'The same entry as in GET /event-types. `schema` validates every `data` Hookline delivers for this type: ' +
+      'the example, and whatever POST /events accepts. An unknown type answers 404, naming the nearest type when it looks like a typo.',
+  })
+  @ApiOkResponse({ type: EventTypeResponse })
+  @ApiErrors(404)
+  eventType(@Param('type') type: string): EventTypeResponse {
+    return this.events.eventType(type);
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DeliveryLog } from '../dispatch/delivery-log.repository';
 import { DeliveryResponse } from '../dispatch/dto/delivery.response';
-import { describeCatalogue, type EventData, type EventType } from '../catalogue/event-catalogue';
-import type { EventResponse, EventTypeListResponse } from './dto/event.response';
+import { describeCatalogue, describeEventType, type EventData, type EventType, isEventType } from '../catalogue/event-catalogue';
+import type { EventResponse, EventTypeListResponse, EventTypeResponse } from './dto/event.response';
 import type { Envelope } from '../dispatch/envelope';
 import { EventError } from './event.errors';
 import { type BatchEvent, EventPublisher, type PublishedEvent } from './event-publisher';
@@ -44,5 +44,11 @@ export class EventsService {
 
   eventTypes(): EventTypeListResponse {
     return { data: describeCatalogue() as unknown as EventTypeListResponse['data'] };
+  }
+
+  /** GET /event-types/:type: the type with the JSON Schema of its data. */
+  eventType(type: string): EventTypeResponse {
+    if (!isEventType(type)) throw EventError.typeNotFound(type);
+    return describeEventType(type) as unknown as EventTypeResponse;
   }
 }

@@ -40,7 +40,11 @@ export class EventTypeResponse {
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'An example `data`' })
   example: Record<string, unknown>;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The `data` shape (JSON-Schema-like)' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'The JSON Schema (2020-12) of `data`: every field with its type, limits, description and whether it is required',
+  })
   schema: Record<string, unknown>;
 }
 
