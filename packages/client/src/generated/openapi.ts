@@ -398,6 +398,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/event-types/{type}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One event type, with the JSON Schema (2020-12) of its data
+     * @description The same entry as in GET /event-types. `schema` validates every `data` Hookline delivers for this type: the example, and whatever POST /events accepts. An unknown type answers 404, naming the nearest type when it looks like a typo.
+     *
+     *     Requires an API key with the scope `webhooks:read` (or a portal session’s token holding it).
+     */
+    get: operations['EventsController_eventType'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/webhooks/{id}/test': {
     parameters: {
       query?: never;
@@ -527,7 +549,470 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'order.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * order.created: A new order is placed.
+     * @description A new order is placed.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveOrderCreated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * order.updated: Order details are modified.
+     * @description Order details are modified.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveOrderUpdated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * order.cancelled: An order is cancelled.
+     * @description An order is cancelled.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveOrderCancelled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.completed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * order.completed: An order is marked completed.
+     * @description An order is marked completed.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveOrderCompleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.status_changed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * order.status_changed: Any change of order status.
+     * @description Any change of order status.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveOrderStatusChanged'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'payment.received': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * payment.received: Payment is captured or cash on delivery is collected.
+     * @description Payment is captured or cash on delivery is collected.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receivePaymentReceived'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'payment.refunded': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * payment.refunded: A payment is refunded or cancelled.
+     * @description A payment is refunded or cancelled.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receivePaymentRefunded'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'product.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * product.created: A new product is added.
+     * @description A new product is added.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveProductCreated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'product.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * product.updated: Product details change.
+     * @description Product details change.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveProductUpdated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'product.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * product.deleted: A product is deleted.
+     * @description A product is deleted.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveProductDeleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'stock.low': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * stock.low: Stock falls below the threshold.
+     * @description Stock falls below the threshold.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveStockLow'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'stock.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * stock.updated: Stock quantity changes.
+     * @description Stock quantity changes.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveStockUpdated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customer.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * customer.created: A new customer registers.
+     * @description A new customer registers.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveCustomerCreated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customer.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * customer.updated: Customer information is updated.
+     * @description Customer information is updated.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveCustomerUpdated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'delivery.batch_started': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * delivery.batch_started: A batch of deliveries is dispatched.
+     * @description A batch of deliveries is dispatched.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveDeliveryBatchStarted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'delivery.batch_completed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * delivery.batch_completed: All stops of a batch are completed.
+     * @description All stops of a batch are completed.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveDeliveryBatchCompleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'delivery.completed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * delivery.completed: An individual delivery is completed.
+     * @description An individual delivery is completed.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveDeliveryCompleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'delivery.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * delivery.failed: A delivery attempt fails.
+     * @description A delivery attempt fails.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveDeliveryFailed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook.disabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * webhook.disabled: Hookline disables one of the store’s endpoints: it has been failing for ENDPOINT_DISABLE_AFTER_MS, or it answered 410 Gone. Not sent to the endpoint disabled. Published by Hookline only.
+     * @description Hookline disables one of the store’s endpoints: it has been failing for ENDPOINT_DISABLE_AFTER_MS, or it answered 410 Gone. Not sent to the endpoint disabled. Published by Hookline only.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveWebhookDisabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook.delivery_failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * webhook.delivery_failed: A delivery to one of the store’s endpoints ends failed after its last attempt (or a 410 Gone). Never sent for a delivery of webhook.* events. Published by Hookline only.
+     * @description A delivery to one of the store’s endpoints ends failed after its last attempt (or a 410 Gone). Never sent for a delivery of webhook.* events. Published by Hookline only.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveWebhookDeliveryFailed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'webhook.test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * webhook.test: An endpoint is tested (POST /webhooks/:id/test). Not subscribable.
+     * @description An endpoint is tested (POST /webhooks/:id/test). Not subscribable.
+     *
+     *     Signed per Standard Webhooks: `webhook-id` (the event id, the same on every attempt), `webhook-timestamp` and `webhook-signature` headers over the exact body; `verifyWebhook` of @hookline/client checks them.
+     */
+    post: operations['receiveWebhookTest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     ErrorResponse: {
@@ -825,7 +1310,7 @@ export interface components {
        *       "oldSecretExpiresAt": "2026-11-23T10:00:00.000Z"
        *     }
        */
-      secretRotation: components['schemas']['SecretRotationResponse'] | null;
+      secretRotation: (components['schemas']['SecretRotationResponse'] | null) & components['schemas']['SecretRotationResponse'];
       /** @example 2026-11-22T10:00:00.000Z */
       createdAt: string;
       /** @example 2026-11-22T10:00:00.000Z */
@@ -996,7 +1481,7 @@ export interface components {
        *       "oldSecretExpiresAt": "2026-11-23T10:00:00.000Z"
        *     }
        */
-      secretRotation: components['schemas']['SecretRotationResponse'] | null;
+      secretRotation: (components['schemas']['SecretRotationResponse'] | null) & components['schemas']['SecretRotationResponse'];
       /** @example 2026-11-22T10:00:00.000Z */
       createdAt: string;
       /** @example 2026-11-22T10:00:00.000Z */
@@ -1335,7 +1820,7 @@ export interface components {
       example: {
         [key: string]: unknown;
       };
-      /** @description The `data` shape (JSON-Schema-like) */
+      /** @description The JSON Schema (2020-12) of `data`: every field with its type, limits, description and whether it is required */
       schema: {
         [key: string]: unknown;
       };
@@ -1487,6 +1972,243 @@ export interface components {
       event: components['schemas']['EnvelopeResponse'];
       attempts: components['schemas']['AttemptResponse'][];
     };
+    OrderEventData: {
+      /** @description Order identifier. */
+      id: string;
+      /** @description Human-readable order number. */
+      orderNumber: string;
+      /**
+       * @description Order status after the event: PENDING on order.created, COMPLETED on order.completed.
+       * @enum {string}
+       */
+      status: 'PENDING' | 'CONFIRMED' | 'PROCESSING' | 'SHIPPED' | 'DELIVERED' | 'COMPLETED' | 'CANCELLED';
+      /** @description Order total in minor currency units (4998 = 49.98). */
+      total: number;
+      /** @description Currency code, ISO 4217: three upper-case letters. */
+      currency: string;
+    };
+    OrderCancelledData: {
+      /** @description Order identifier. */
+      id: string;
+      /** @description Human-readable order number. */
+      orderNumber: string;
+      /**
+       * @description Order status after the event: PENDING on order.created, COMPLETED on order.completed.
+       * @enum {string}
+       */
+      status: 'PENDING' | 'CONFIRMED' | 'PROCESSING' | 'SHIPPED' | 'DELIVERED' | 'COMPLETED' | 'CANCELLED';
+      /** @description Order total in minor currency units (4998 = 49.98). */
+      total: number;
+      /** @description Currency code, ISO 4217: three upper-case letters. */
+      currency: string;
+      /** @description Why the order was cancelled, as given by the store or the customer. */
+      reason?: string;
+    };
+    OrderStatusChangedData: {
+      /** @description Order identifier. */
+      id: string;
+      /** @description Human-readable order number. */
+      orderNumber: string;
+      /**
+       * @description Order status after the event: PENDING on order.created, COMPLETED on order.completed.
+       * @enum {string}
+       */
+      status: 'PENDING' | 'CONFIRMED' | 'PROCESSING' | 'SHIPPED' | 'DELIVERED' | 'COMPLETED' | 'CANCELLED';
+      /** @description Order total in minor currency units (4998 = 49.98). */
+      total: number;
+      /** @description Currency code, ISO 4217: three upper-case letters. */
+      currency: string;
+      /**
+       * @description Order status before the change; never equal to status.
+       * @enum {string}
+       */
+      previousStatus: 'PENDING' | 'CONFIRMED' | 'PROCESSING' | 'SHIPPED' | 'DELIVERED' | 'COMPLETED' | 'CANCELLED';
+    };
+    PaymentEventData: {
+      /** @description Identifier of the order paid for. */
+      orderId: string;
+      /** @description Human-readable order number. */
+      orderNumber: string;
+      /** @description Amount paid, in minor currency units. */
+      amount: number;
+      /** @description Currency code, ISO 4217: three upper-case letters. */
+      currency: string;
+      /**
+       * @description How the customer paid.
+       * @enum {string}
+       */
+      paymentMethod: 'CARD' | 'CASH_ON_DELIVERY' | 'BANK_TRANSFER' | 'WALLET';
+      /**
+       * @description Payment status: CAPTURED on payment.received; REFUNDED, PARTIALLY_REFUNDED or CANCELLED on payment.refunded.
+       * @enum {string}
+       */
+      status: 'CAPTURED' | 'PARTIALLY_REFUNDED' | 'REFUNDED' | 'CANCELLED';
+    };
+    PaymentRefundedData: {
+      /** @description Identifier of the order paid for. */
+      orderId: string;
+      /** @description Human-readable order number. */
+      orderNumber: string;
+      /** @description Amount paid, in minor currency units. */
+      amount: number;
+      /** @description Currency code, ISO 4217: three upper-case letters. */
+      currency: string;
+      /**
+       * @description How the customer paid.
+       * @enum {string}
+       */
+      paymentMethod: 'CARD' | 'CASH_ON_DELIVERY' | 'BANK_TRANSFER' | 'WALLET';
+      /**
+       * @description Payment status: CAPTURED on payment.received; REFUNDED, PARTIALLY_REFUNDED or CANCELLED on payment.refunded.
+       * @enum {string}
+       */
+      status: 'CAPTURED' | 'PARTIALLY_REFUNDED' | 'REFUNDED' | 'CANCELLED';
+      /** @description Total refunded on this payment so far, this refund included, in minor currency units; at most amount. */
+      refundedAmount: number;
+      /** @description Why the payment was refunded or cancelled. */
+      reason?: string;
+    };
+    ProductEventData: {
+      /** @description Product identifier. */
+      id: string;
+      /** @description Product name. */
+      name: string;
+      /** @description Stock-keeping unit code. */
+      sku: string;
+      /** @description Price in minor units of the store's currency (2499 = 24.99). */
+      price: number;
+      /**
+       * @description Product status.
+       * @enum {string}
+       */
+      status: 'DRAFT' | 'ACTIVE' | 'INACTIVE' | 'ARCHIVED';
+    };
+    StockLowData: {
+      /** @description Product identifier. */
+      productId: string;
+      /** @description Stock-keeping unit code. */
+      sku: string;
+      /** @description Product name. */
+      name: string;
+      /** @description Units in stock now. */
+      quantity: number;
+      /** @description The product's low-stock threshold, in units (set by the store). */
+      threshold: number;
+    };
+    StockUpdatedData: {
+      /** @description Product identifier. */
+      productId: string;
+      /** @description Stock-keeping unit code. */
+      sku: string;
+      /** @description Units in stock before the change. */
+      previousQuantity: number;
+      /** @description Units in stock after the change. */
+      quantity: number;
+    };
+    CustomerEventData: {
+      /** @description Customer identifier. */
+      id: string;
+      /**
+       * Format: email
+       * @description Email address.
+       */
+      email: string;
+      /** @description First name. */
+      firstName: string;
+      /** @description Last name. */
+      lastName: string;
+      /** @description Phone number in E.164 form, when the customer gave one. */
+      phone?: string;
+    };
+    DeliveryBatchStartedData: {
+      /** @description Delivery batch identifier. */
+      batchId: string;
+      /** @description Number of stops in the batch; equals the length of stops. */
+      stopCount: number;
+      /** @description The stops, in route order (1 to 1000). */
+      stops: {
+        /** @description Identifier of the order to deliver. */
+        orderId: string;
+        /** @description Human-readable order number. */
+        orderNumber: string;
+      }[];
+    };
+    DeliveryBatchCompletedData: {
+      /** @description Delivery batch identifier. */
+      batchId: string;
+      /** @description Stops delivered. */
+      completedStops: number;
+      /** @description Stops whose delivery failed (each also sent a delivery.failed). */
+      failedStops: number;
+    };
+    DeliveryEventData: {
+      /** @description Identifier of the order delivered. */
+      orderId: string;
+      /** @description Human-readable order number. */
+      orderNumber: string;
+    };
+    DeliveryFailedData: {
+      /** @description Identifier of the order not delivered. */
+      orderId: string;
+      /** @description Human-readable order number. */
+      orderNumber: string;
+      /**
+       * @description Why the attempt failed.
+       * @enum {string}
+       */
+      reason: 'CUSTOMER_UNAVAILABLE' | 'ADDRESS_NOT_FOUND' | 'REFUSED' | 'DAMAGED' | 'OTHER';
+      /** @description Which attempt at this order failed, from 1. */
+      attempt: number;
+      /** @description The courier's note. */
+      note?: string;
+      /**
+       * Format: date-time
+       * @description When the next attempt is planned; absent when no further attempt is planned.
+       */
+      nextAttemptAt?: string;
+    };
+    WebhookDisabledData: {
+      /** @description Identifier of the endpoint disabled. */
+      webhookId: string;
+      /** @description Name of the endpoint disabled. */
+      name: string;
+      /** @description URL of the endpoint disabled. */
+      url: string;
+      /**
+       * @description `failing`: no attempt succeeded for ENDPOINT_DISABLE_AFTER_MS while enough deliveries ended failed; `gone`: the endpoint answered 410 Gone.
+       * @enum {string}
+       */
+      reason: 'failing' | 'gone';
+      /**
+       * Format: date-time
+       * @description When it was disabled.
+       */
+      disabledAt: string;
+    };
+    WebhookDeliveryFailedData: {
+      /** @description Identifier of the delivery (GET /deliveries/:id shows its attempts). */
+      deliveryId: string;
+      /** @description Identifier of the endpoint it was for. */
+      webhookId: string;
+      /** @description Identifier of the event it carried. */
+      eventId: string;
+      /** @description Type of the event it carried. */
+      eventType: string;
+      /** @description Attempts made over the delivery’s life. */
+      attemptCount: number;
+      /** @description HTTP status of the last attempt; null when there was no answer (timeout, refused connection). */
+      lastStatusCode: number | null;
+      /** @description Why the last attempt failed, at most 1000 characters; null when it has no message. */
+      lastError: string | null;
+    };
+    TestEventData: {
+      /** @description Identifier of the webhook endpoint tested. */
+      webhookId: string;
+      /** @description Name of the webhook endpoint tested. */
+      name: string;
+      /** @description A human-readable note that this is a test. */
+      message: string;
+    };
   };
   responses: never;
   parameters: never;
@@ -1534,6 +2256,22 @@ export type ReplayResponse = components['schemas']['ReplayResponse'];
 export type EnvelopeResponse = components['schemas']['EnvelopeResponse'];
 export type AttemptResponse = components['schemas']['AttemptResponse'];
 export type DeliveryDetailResponse = components['schemas']['DeliveryDetailResponse'];
+export type OrderEventData = components['schemas']['OrderEventData'];
+export type OrderCancelledData = components['schemas']['OrderCancelledData'];
+export type OrderStatusChangedData = components['schemas']['OrderStatusChangedData'];
+export type PaymentEventData = components['schemas']['PaymentEventData'];
+export type PaymentRefundedData = components['schemas']['PaymentRefundedData'];
+export type ProductEventData = components['schemas']['ProductEventData'];
+export type StockLowData = components['schemas']['StockLowData'];
+export type StockUpdatedData = components['schemas']['StockUpdatedData'];
+export type CustomerEventData = components['schemas']['CustomerEventData'];
+export type DeliveryBatchStartedData = components['schemas']['DeliveryBatchStartedData'];
+export type DeliveryBatchCompletedData = components['schemas']['DeliveryBatchCompletedData'];
+export type DeliveryEventData = components['schemas']['DeliveryEventData'];
+export type DeliveryFailedData = components['schemas']['DeliveryFailedData'];
+export type WebhookDisabledData = components['schemas']['WebhookDisabledData'];
+export type WebhookDeliveryFailedData = components['schemas']['WebhookDeliveryFailedData'];
+export type TestEventData = components['schemas']['TestEventData'];
 export type $defs = Record<string, never>;
 export interface operations {
   HealthController_check: {
@@ -3159,6 +3897,65 @@ export interface operations {
       };
     };
   };
+  EventsController_eventType: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EventTypeResponse'];
+        };
+      };
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description The key lacks the scope webhooks:read */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Unknown id (or one that belongs to another store) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Rate limit exceeded */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
   WebhookTestController_test: {
     parameters: {
       query?: never;
@@ -3616,6 +4413,1063 @@ export interface operations {
         content: {
           'application/json': components['schemas']['ErrorResponse'];
         };
+      };
+    };
+  };
+  receiveOrderCreated: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "order.created",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "ord_8c2f41d7",
+         *         "orderNumber": "ORD-1042",
+         *         "status": "PENDING",
+         *         "total": 4998,
+         *         "currency": "EUR"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'order.created';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['OrderEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOrderUpdated: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "order.updated",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "ord_8c2f41d7",
+         *         "orderNumber": "ORD-1042",
+         *         "status": "CONFIRMED",
+         *         "total": 5497,
+         *         "currency": "EUR"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'order.updated';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['OrderEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOrderCancelled: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "order.cancelled",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "ord_8c2f41d7",
+         *         "orderNumber": "ORD-1042",
+         *         "status": "CANCELLED",
+         *         "total": 4998,
+         *         "currency": "EUR",
+         *         "reason": "Customer asked to cancel"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'order.cancelled';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['OrderCancelledData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOrderCompleted: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "order.completed",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "ord_8c2f41d7",
+         *         "orderNumber": "ORD-1042",
+         *         "status": "COMPLETED",
+         *         "total": 4998,
+         *         "currency": "EUR"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'order.completed';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['OrderEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveOrderStatusChanged: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "order.status_changed",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "ord_8c2f41d7",
+         *         "orderNumber": "ORD-1042",
+         *         "status": "SHIPPED",
+         *         "total": 4998,
+         *         "currency": "EUR",
+         *         "previousStatus": "PROCESSING"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'order.status_changed';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['OrderStatusChangedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receivePaymentReceived: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "payment.received",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "orderId": "ord_8c2f41d7",
+         *         "orderNumber": "ORD-1042",
+         *         "amount": 4998,
+         *         "currency": "EUR",
+         *         "paymentMethod": "CARD",
+         *         "status": "CAPTURED"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'payment.received';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['PaymentEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receivePaymentRefunded: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "payment.refunded",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "orderId": "ord_8c2f41d7",
+         *         "orderNumber": "ORD-1042",
+         *         "amount": 4998,
+         *         "currency": "EUR",
+         *         "paymentMethod": "CARD",
+         *         "status": "PARTIALLY_REFUNDED",
+         *         "refundedAmount": 1999,
+         *         "reason": "Item returned"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'payment.refunded';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['PaymentRefundedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveProductCreated: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "product.created",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "prod_3b9e62a1",
+         *         "name": "Organic cotton T-shirt, black, M",
+         *         "sku": "TSHIRT-BLK-M",
+         *         "price": 2499,
+         *         "status": "ACTIVE"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'product.created';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['ProductEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveProductUpdated: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "product.updated",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "prod_3b9e62a1",
+         *         "name": "Organic cotton T-shirt, black, M",
+         *         "sku": "TSHIRT-BLK-M",
+         *         "price": 1999,
+         *         "status": "ACTIVE"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'product.updated';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['ProductEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveProductDeleted: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "product.deleted",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "prod_3b9e62a1",
+         *         "name": "Organic cotton T-shirt, black, M",
+         *         "sku": "TSHIRT-BLK-M",
+         *         "price": 2499,
+         *         "status": "ARCHIVED"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'product.deleted';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['ProductEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveStockLow: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "stock.low",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "productId": "prod_3b9e62a1",
+         *         "sku": "TSHIRT-BLK-M",
+         *         "name": "Organic cotton T-shirt, black, M",
+         *         "quantity": 3,
+         *         "threshold": 5
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'stock.low';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['StockLowData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveStockUpdated: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "stock.updated",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "productId": "prod_3b9e62a1",
+         *         "sku": "TSHIRT-BLK-M",
+         *         "previousQuantity": 12,
+         *         "quantity": 10
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'stock.updated';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['StockUpdatedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveCustomerCreated: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "customer.created",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "cus_5a7d0c13",
+         *         "email": "ana.novak@example.com",
+         *         "firstName": "Ana",
+         *         "lastName": "Novak"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'customer.created';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['CustomerEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveCustomerUpdated: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "customer.updated",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "id": "cus_5a7d0c13",
+         *         "email": "ana.novak@example.com",
+         *         "firstName": "Ana",
+         *         "lastName": "Novak",
+         *         "phone": "+38640123456"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'customer.updated';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['CustomerEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDeliveryBatchStarted: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "delivery.batch_started",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "batchId": "batch_2f6e9a04",
+         *         "stopCount": 2,
+         *         "stops": [
+         *           {
+         *             "orderId": "ord_8c2f41d7",
+         *             "orderNumber": "ORD-1042"
+         *           },
+         *           {
+         *             "orderId": "ord_91ab7e30",
+         *             "orderNumber": "ORD-1043"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'delivery.batch_started';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['DeliveryBatchStartedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDeliveryBatchCompleted: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "delivery.batch_completed",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "batchId": "batch_2f6e9a04",
+         *         "completedStops": 1,
+         *         "failedStops": 1
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'delivery.batch_completed';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['DeliveryBatchCompletedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDeliveryCompleted: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "delivery.completed",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "orderId": "ord_8c2f41d7",
+         *         "orderNumber": "ORD-1042"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'delivery.completed';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['DeliveryEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveDeliveryFailed: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "delivery.failed",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "orderId": "ord_91ab7e30",
+         *         "orderNumber": "ORD-1043",
+         *         "reason": "CUSTOMER_UNAVAILABLE",
+         *         "attempt": 1,
+         *         "note": "Nobody at home, left a notice",
+         *         "nextAttemptAt": "2026-11-23T09:00:00.000Z"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'delivery.failed';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['DeliveryFailedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveWebhookDisabled: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "webhook.disabled",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "webhookId": "wh_01jd3v8k2m9q4r7s6t5v4w3x2y",
+         *         "name": "ERP order sync",
+         *         "url": "https://erp.example.com/hooks/orders",
+         *         "reason": "failing",
+         *         "disabledAt": "2026-11-23T09:00:00.000Z"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'webhook.disabled';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['WebhookDisabledData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveWebhookDeliveryFailed: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "webhook.delivery_failed",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "deliveryId": "del_01jd3v9a7c4e2g6h",
+         *         "webhookId": "wh_01jd3v8k2m9q4r7s6t5v4w3x2y",
+         *         "eventId": "evt_01jd3v9a7c4e2g6h",
+         *         "eventType": "order.created",
+         *         "attemptCount": 3,
+         *         "lastStatusCode": 500,
+         *         "lastError": "HTTP 500"
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'webhook.delivery_failed';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['WebhookDeliveryFailedData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  receiveWebhookTest: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+         *       "type": "webhook.test",
+         *       "timestamp": "2026-11-22T10:00:00.000Z",
+         *       "data": {
+         *         "webhookId": "wh_01jd3v8k2m9q4r7s6t5v4w3x2y",
+         *         "name": "Order sync",
+         *         "message": "This is a test event from Hookline. No action is needed."
+         *       }
+         *     }
+         */
+        'application/json': {
+          /** @description The event id (`evt_…`): the same on every attempt and retry, so a receiver can drop duplicates. */
+          id: string;
+          /**
+           * @description The event type.
+           * @constant
+           */
+          type: 'webhook.test';
+          /**
+           * Format: date-time
+           * @description When the event was published (ISO 8601 UTC, milliseconds).
+           */
+          timestamp: string;
+          data: components['schemas']['TestEventData'];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx answer acknowledges the delivery. Any other status, or no answer within the delivery timeout, is a failed attempt and is retried on the retry schedule; 410 Gone disables the endpoint. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };
