@@ -779,6 +779,31 @@ describe('dashboard in a browser', () => {
     expect(sent[1].headers['webhook-id']).toBe(sent[0].headers['webhook-id']);
   }, 60_000);
 
+  it('shows an active endpoint whose deliveries fail as Failing, not as a healthy Active, in the list and on its page', async () => {
+    receiver.respondStatus(500);
+    const { id } = await createEndpoint('always-failing');
+    await publishOrder();
+    await eventually(
+      async () => ((await (await app.api(`/webhooks/${id}/deliveries`)).json()) as { data: Array<{ status: string }> }).data,
+      (data) => data.length === 1 && data[0].status === 'failed',
+      { what: 'the delivery failed' },
+    );
+    const page = await open('/dashboard');
+    await signIn(page, ADMIN_KEY);
+    const row = page.locator('tr', { has: page.getByRole('link', { name: 'always-failing' }) });
+    await visible(row.locator('.badge-failing').getByText('Failing'));
+    await expect(row.locator('.badge-active').count()).resolves.toBe(0);
+    await expect(row.locator('.badge-failing').getAttribute('title')).resolves.toBe(
+      'Active, but 1 of its latest 1 finished deliveries failed',
+    );
+    await shot(page, 'endpoints-failing-laptop');
+
+    await row.getByRole('link', { name: 'always-failing' }).click();
+    await visible(page.locator('.endpoint-head .badge-failing'));
+    await expect(page.locator('.endpoint-head .badge-active').count()).resolves.toBe(0);
+    receiver.respondStatus(200);
+  }, 60_000);
+
   it('keeps the once-only secret on screen through Escape and a click outside, until "I have saved it"', async () => {
     const { id } = await createEndpoint('keep-secret', ['stock.low']);
     const page = await open(`/dashboard#/endpoints/${id}`);

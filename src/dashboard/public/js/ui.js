@@ -17,6 +17,20 @@ export function activeBadge(isActive) {
 }
 
 /**
+ * An active endpoint whose latest deliveries fail: a warning, not the green of a healthy one.
+ * @param {{ failed: number, finished: number }} counts
+ */
+export function failingBadge({ failed, finished }) {
+  const text = `${failed} of its latest ${finished} finished deliveries failed`;
+  return h(
+    'span',
+    { class: 'badge badge-failing', title: `Active, but ${text}` },
+    'Failing',
+    h('span', { class: 'visually-hidden' }, `: ${text}`),
+  );
+}
+
+/**
  * Why an inactive endpoint is inactive (the API's `disabledReason`): a sentence, and a word or two for a table.
  * @type {Record<import('./api.js').DisabledReason, { text: string, short: string }>}
  */

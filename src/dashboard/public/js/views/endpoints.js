@@ -1,6 +1,6 @@
 import { api, explain, readOnlyText, session } from '../api.js';
 import { h, plural, time } from '../dom.js';
-import { activeBadge, button, chips, DISABLED_REASONS, note, secretDialog, spinner, title, toast } from '../ui.js';
+import { activeBadge, button, chips, DISABLED_REASONS, failingBadge, note, secretDialog, spinner, title, toast } from '../ui.js';
 import { endpointDialog } from './endpoint-form.js';
 
 export const RATE_WINDOW = 50;
@@ -13,6 +13,25 @@ export function successRate(deliveries) {
   const finished = deliveries.filter((delivery) => delivery.status !== 'pending');
   const succeeded = finished.filter((delivery) => delivery.status === 'succeeded').length;
   return { finished: finished.length, succeeded, rate: finished.length ? succeeded / finished.length : null };
+}
+
+/**
+ * Whether an active endpoint is failing: of its latest deliveries made since it was last changed
+ * (a change, such as a new URL or a re-activation, is usually the fix), the newest that ended
+ * failed and fewer than half succeeded. Active alone would say nothing is wrong.
+ * @param {import('../api.js').Webhook} webhook
+ * @param {import('../api.js').Delivery[]} deliveries
+ * @returns {{ failed: number, finished: number } | null} The counts when failing, null when not.
+ */
+export function failingHealth(webhook, deliveries) {
+  if (!webhook.isActive) return null;
+  const since = Date.parse(webhook.updatedAt);
+  const finished = deliveries
+    .filter((delivery) => delivery.status !== 'pending' && Date.parse(delivery.createdAt) >= since)
+    .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt));
+  if (finished.length === 0 || finished[0].status !== 'failed') return null;
+  const failed = finished.filter((delivery) => delivery.status === 'failed').length;
+  return failed * 2 > finished.length ? { failed, finished: finished.length } : null;
 }
 
 /** @param {ReturnType<typeof successRate>} stats */
@@ -134,6 +153,7 @@ export async function endpointsView(root, { signal, navigate }) {
       list.hidden = false;
       const rows = page.data.map((webhook) => {
         const rate = h('td', { 'data-label': 'Success rate' }, h('span', { class: 'muted small' }, '…'));
+        const badge = activeBadge(webhook.isActive);
         const row = h(
           'tr',
           {
@@ -153,7 +173,7 @@ export async function endpointsView(root, { signal, navigate }) {
           h(
             'td',
             { 'data-label': 'State' },
-            activeBadge(webhook.isActive),
+            badge,
             !webhook.isActive && webhook.disabledReason && DISABLED_REASONS[webhook.disabledReason]
               ? h(
                   'div',
@@ -166,14 +186,16 @@ export async function endpointsView(root, { signal, navigate }) {
           rate,
           h('td', { 'data-label': 'Created' }, time(webhook.createdAt)),
         );
-        return { webhook, row, rate };
+        return { webhook, row, rate, badge };
       });
       body.append(...rows.map((entry) => entry.row));
       footer.replaceChildren(cursor ? more : h('span', { class: 'muted small' }, plural(body.children.length, 'endpoint')));
       await limited(
-        rows.map(({ webhook, rate }) => async () => {
+        rows.map(({ webhook, rate, badge }) => async () => {
           const recent = await api.listDeliveries(webhook.id, { limit: RATE_WINDOW }, signal).catch(() => null);
           rate.replaceChildren(recent ? rateView(successRate(recent.data)) : h('span', { class: 'muted small' }, 'unavailable'));
+          const failing = recent && failingHealth(webhook, recent.data);
+          if (failing) badge.replaceWith(failingBadge(failing));
         }),
       );
     } catch (failure) {

@@ -1,10 +1,10 @@
 // The endpoint page's header card: what the endpoint is, its state and its delivery settings.
 import { session } from '../../api.js';
 import { h, plural, time } from '../../dom.js';
-import { activeBadge, button, chips, DISABLED_REASONS, note, title } from '../../ui.js';
+import { activeBadge, button, chips, DISABLED_REASONS, failingBadge, note, title } from '../../ui.js';
 import { scheduleText } from '../../schedule.js';
 import { sortedHeaders } from '../endpoint-form.js';
-import { RATE_WINDOW, rateView, successRate } from '../endpoints.js';
+import { failingHealth, RATE_WINDOW, rateView, successRate } from '../endpoints.js';
 
 /** @typedef {import('../../api.js').Webhook} Webhook */
 
@@ -28,6 +28,13 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
   const rate = h('dd', {}, h('span', { class: 'muted small' }, '…'));
   const created = h('dd');
   const updated = h('dd');
+  let current = webhook;
+  /** @type {import('../../api.js').Delivery[]} */
+  let latest = [];
+  const showState = () => {
+    const failing = failingHealth(current, latest);
+    state.replaceChildren(failing ? failingBadge(failing) : activeBadge(current.isActive));
+  };
 
   const element = h(
     'header',
@@ -62,7 +69,8 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
    */
   function show(webhook, missedSince) {
     /** @type {HTMLHeadingElement} */ (heading.querySelector('h1')).textContent = webhook.name;
-    state.replaceChildren(activeBadge(webhook.isActive));
+    current = webhook;
+    showState();
     url.textContent = webhook.url;
     events.replaceChildren(chips(webhook.events));
     const reason = !webhook.isActive && webhook.disabledReason && DISABLED_REASONS[webhook.disabledReason];
@@ -127,6 +135,8 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
    */
   function showRate(recent) {
     rate.replaceChildren(rateView(successRate(recent)));
+    latest = recent;
+    showState();
   }
 
   return { element, show, showRate };
