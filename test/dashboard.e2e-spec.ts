@@ -804,6 +804,55 @@ describe('dashboard in a browser', () => {
     receiver.respondStatus(200);
   }, 60_000);
 
+  it('draws the Active badge and JSON numbers at WCAG AA contrast (4.5:1) in light and dark mode', async () => {
+    receiver.respondStatus(200);
+    const { id } = await createEndpoint('contrast');
+    await publishOrder();
+    const [delivery] = (
+      await eventually(
+        async () => ((await (await app.api(`/webhooks/${id}/deliveries`)).json()) as { data: Array<{ id: string }> }).data,
+        (data) => data.length === 1,
+      )
+    ).map(({ id: deliveryId }) => deliveryId);
+    /** The contrast of an element's text on the first background behind it that is not transparent. */
+    const contrast = async (page: Page, selector: string): Promise<number> => {
+      // Looked up inside the page at once: a polling view may replace the element between two calls.
+      const colours = await page.evaluate((selector) => {
+        type Styled = { parentElement: Styled | null };
+        const view = globalThis as unknown as {
+          document: { querySelector(selector: string): Styled | null };
+          getComputedStyle(element: Styled): { color: string; backgroundColor: string };
+        };
+        const node = view.document.querySelector(selector);
+        const behind: string[] = [];
+        for (let element = node; element; element = element.parentElement) behind.push(view.getComputedStyle(element).backgroundColor);
+        return { color: node ? view.getComputedStyle(node).color : '', behind };
+      }, selector);
+      const channels = (css: string) => (css.match(/[\d.]+/g) ?? []).map(Number);
+      const background = colours.behind.find((css) => channels(css).length === 3 || channels(css)[3] === 1) ?? 'rgb(255, 255, 255)';
+      const luminance = (css: string) => {
+        const [r, g, b] = channels(css).map((value) => {
+          const c = value / 255;
+          return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+      };
+      const [light, dark] = [luminance(colours.color), luminance(background)].sort((a, b) => b - a);
+      const ratio = (light + 0.05) / (dark + 0.05);
+      if (Number.isNaN(ratio)) throw new Error(`unreadable colours ${JSON.stringify(colours)}`);
+      return ratio;
+    };
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const page = await open(`/dashboard#/endpoints/${id}`, { colorScheme });
+      await signIn(page, ADMIN_KEY);
+      await visible(page.locator('.endpoint-head .badge-active'));
+      expect(await contrast(page, '.endpoint-head .badge-active')).toBeGreaterThanOrEqual(4.5);
+      await page.goto(`${app.baseUrl}/dashboard#/deliveries/${delivery}`);
+      await visible(page.locator('.json .j-num'));
+      expect(await contrast(page, '.json .j-num')).toBeGreaterThanOrEqual(4.5);
+    }
+  }, 60_000);
+
   it('keeps the once-only secret on screen through Escape and a click outside, until "I have saved it"', async () => {
     const { id } = await createEndpoint('keep-secret', ['stock.low']);
     const page = await open(`/dashboard#/endpoints/${id}`);
