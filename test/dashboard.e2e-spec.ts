@@ -914,6 +914,20 @@ describe('dashboard in a browser', () => {
     await visible(card.getByRole('rowheader', { name: 'data.orderNumber' }));
     await visible(card.getByText('"orderNumber": "ORD-1042"'));
     await visible(page.getByRole('rowheader', { name: 'data.stops[].orderId' }));
+    // Each field's row comes from the type's JSON Schema: name, type, required or not, description.
+    const row = (name: string, of = card) => of.locator('tr', { has: page.getByRole('rowheader', { name, exact: true }) });
+    await expect(row('data.total').locator('td').allTextContents()).resolves.toEqual([
+      'integer',
+      'Required',
+      expect.stringContaining('Order total in minor currency units') as string,
+    ]);
+    await expect(card.getByRole('columnheader').allTextContents()).resolves.toEqual(['Field', 'Type', 'Required', 'Description']);
+    const cancelled = page.locator('article', { has: page.getByRole('heading', { name: 'order.cancelled' }) });
+    await expect(row('data.reason', cancelled).locator('td').nth(1).textContent()).resolves.toBe('Optional');
+    const failed = page.locator('article', { has: page.getByRole('heading', { name: 'webhook.delivery_failed' }) });
+    await expect(row('data.lastStatusCode', failed).locator('td').first().textContent()).resolves.toBe('integer or null');
+    const customer = page.locator('article', { has: page.getByRole('heading', { name: 'customer.created' }) });
+    await expect(row('data.email', customer).locator('td').first().textContent()).resolves.toBe('string (email)');
     await shot(page, 'catalogue-laptop');
   }, 60_000);
 

@@ -77,9 +77,9 @@
  */
 
 /**
- * A property of a `data` shape, JSON-Schema-like (PropertySchema).
+ * A property of a `data` shape, in JSON Schema (2020-12): a nullable one has a type list with "null".
  * @typedef {object} PropertySchema
- * @property {string} type
+ * @property {string | string[]} type
  * @property {string} description
  * @property {string[]} [enum]
  * @property {string} [format]
@@ -92,7 +92,7 @@
  */
 
 /**
- * A `data` shape (ShapeSchema); an array's items may be plain values, with a type and no properties.
+ * A `data` shape, a JSON Schema (2020-12) object; an array's items may be plain values, with a type and no properties.
  * @typedef {object} ShapeSchema
  * @property {string} type
  * @property {Record<string, PropertySchema>} [properties]

@@ -97,7 +97,14 @@ function typeCard(type) {
           h(
             'thead',
             {},
-            h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col' }, 'Description')),
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, 'Field'),
+              h('th', { scope: 'col' }, 'Type'),
+              h('th', { scope: 'col' }, 'Required'),
+              h('th', { scope: 'col' }, 'Description'),
+            ),
           ),
           h('tbody', {}, fieldRows(type.schema)),
         ),
@@ -126,19 +133,29 @@ function fieldRows(schema, prefix = 'data.') {
     const row = h(
       'tr',
       {},
-      h('th', { scope: 'row', class: 'mono' }, prefix + name, required ? null : h('span', { class: 'optional' }, 'optional')),
+      h('th', { scope: 'row', class: 'mono' }, prefix + name),
       h('td', { class: 'mono small' }, typeText(property)),
+      h('td', { class: required ? 'small' : 'small optional' }, required ? 'Required' : 'Optional'),
       h('td', {}, property.description, constraints(property)),
     );
-    return property.type === 'array' && property.items?.properties ? [row, ...fieldRows(property.items, `${prefix}${name}[].`)] : [row];
+    return typeText(property).startsWith('array') && property.items?.properties
+      ? [row, ...fieldRows(property.items, `${prefix}${name}[].`)]
+      : [row];
   });
 }
 
-/** @param {PropertySchema} property */
+/**
+ * The schema's type in words; a JSON Schema type list with "null" reads "integer or null".
+ * @param {PropertySchema} property
+ */
 function typeText(property) {
-  if (property.type === 'array')
-    return property.items?.type === 'object' ? 'array of objects' : `array of ${property.items?.type ?? 'values'}`;
-  return property.format ? `${property.type} (${property.format})` : property.type;
+  const types = Array.isArray(property.type) ? property.type : [property.type];
+  const nullable = types.includes('null');
+  const type = types.find((name) => name !== 'null') ?? 'null';
+  let text;
+  if (type === 'array') text = property.items?.type === 'object' ? 'array of objects' : `array of ${property.items?.type ?? 'values'}`;
+  else text = property.format ? `${type} (${property.format})` : type;
+  return nullable ? `${text} or null` : text;
 }
 
 /** @param {PropertySchema} property */
