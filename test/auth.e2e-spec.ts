@@ -670,6 +670,7 @@ describe('the OpenAPI document (/docs-json)', () => {
       'stores',
       'portal-sessions',
       'health',
+      'event-deliveries',
     ]);
     const declared = new Set(document.tags?.map((tag) => tag.name));
     for (const [name, operation] of operations())
