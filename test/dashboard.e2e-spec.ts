@@ -804,6 +804,41 @@ describe('dashboard in a browser', () => {
     receiver.respondStatus(200);
   }, 60_000);
 
+  it('shows only the rows of the last filters when two change quickly, even when the first answer comes last', async () => {
+    receiver.respondStatus(500);
+    const { id } = await createEndpoint('two-filters');
+    for (let i = 0; i < 3; i += 1) await publishOrder();
+    for (let i = 0; i < 2; i += 1) expect((await app.api(`/webhooks/${id}/test`, { method: 'POST' })).status).toBe(200);
+    await eventually(
+      async () => ((await (await app.api(`/webhooks/${id}/deliveries`)).json()) as { data: Array<{ status: string }> }).data,
+      (data) => data.length === 5 && data.every((delivery) => delivery.status === 'failed'),
+      { what: 'five failed deliveries' },
+    );
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    // A slow server for the first filter alone: its answer comes after the second's.
+    await page.route(/\/deliveries\?/, async (route) => {
+      const query = new URL(route.request().url()).searchParams;
+      if (query.get('status') === 'failed' && !query.get('eventType')) await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.continue().catch(() => undefined);
+    });
+    await signIn(page, ADMIN_KEY);
+    await visible(page.locator('tbody tr'));
+    await page.locator('#filter-status').selectOption('failed');
+    await page.locator('#filter-event').selectOption('webhook.test');
+
+    // Watched until well after the slow answer: every row shown is one of the last filters'.
+    const seen = new Set<string>();
+    const until = Date.now() + 3000;
+    while (Date.now() < until) {
+      const shown = await page.locator('tbody tr td[data-label="Event"] a').allTextContents();
+      shown.forEach((type) => seen.add(type));
+      expect(shown.filter((type) => type !== 'webhook.test')).toEqual([]);
+    }
+    expect([...seen]).toEqual(['webhook.test']);
+    await expect(page.locator('tbody tr').count()).resolves.toBe(2);
+    receiver.respondStatus(200);
+  }, 60_000);
+
   it('draws the Active badge and JSON numbers at WCAG AA contrast (4.5:1) in light and dark mode', async () => {
     receiver.respondStatus(200);
     const { id } = await createEndpoint('contrast');

@@ -293,7 +293,9 @@ export function toast(message, kind = 'ok') {
 /**
  * Calls `tick` every `intervalMs` while the view lives (until `signal` aborts), waiting for each
  * call to finish, pausing while the tab is hidden and catching up at once when it is shown.
- * Returns a function that runs a tick now (after an action whose outcome should show at once).
+ * Returns a function that runs a tick now (after an action whose outcome should show at once);
+ * asked while a tick runs, it runs another as soon as that one ends, so a change made meanwhile
+ * (a filter) is never left for the next interval.
  * @param {AbortSignal} signal
  * @param {number} intervalMs
  * @param {() => Promise<unknown>} tick
@@ -302,17 +304,24 @@ export function toast(message, kind = 'ok') {
 export function poll(signal, intervalMs, tick) {
   /** @type {number | undefined} */
   let timer;
-  let running = false;
-  const run = async () => {
+  /** @type {Promise<void> | null} */
+  let running = null;
+  /** @type {Promise<void> | null} */
+  let queued = null;
+  /** @returns {Promise<void>} */
+  const run = () => {
+    if (running) return (queued ??= running.then(() => ((queued = null), run())));
     clearTimeout(timer);
-    if (signal.aborted || running) return;
-    running = true;
-    try {
-      if (!document.hidden) await tick().catch(() => undefined);
-    } finally {
-      running = false;
-    }
-    if (!signal.aborted) timer = setTimeout(run, intervalMs);
+    if (signal.aborted) return Promise.resolve();
+    running = (async () => {
+      try {
+        if (!document.hidden) await tick().catch(() => undefined);
+      } finally {
+        running = null;
+      }
+      if (!signal.aborted && !queued) timer = setTimeout(run, intervalMs);
+    })();
+    return running;
   };
   timer = setTimeout(run, intervalMs);
   document.addEventListener('visibilitychange', () => !document.hidden && run(), { signal });

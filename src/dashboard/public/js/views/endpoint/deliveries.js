@@ -110,6 +110,13 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
     history.replaceState(null, '', `#/endpoints/${view.webhook.id}${params.size ? `?${params}` : ''}`);
     cursors = [null];
     signature = '';
+    // The answer of the filters before must not land after this one's: it is cancelled, and the
+    // rows it showed go until the new ones come.
+    inFlight?.abort();
+    rows.replaceChildren();
+    empty.textContent = 'Loading deliveries…';
+    empty.hidden = false;
+    table.setAttribute('aria-busy', 'true');
     void view.refreshNow();
   }
   statusFilter.addEventListener('change', onFilter);
@@ -125,17 +132,24 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
 
   /** @type {string | null} */
   let olderCursor = null;
+  /** @type {AbortController | undefined} The refresh under way, cancelled when the filters change. */
+  let inFlight;
   async function refresh() {
     const unfiltered = !filters().status && !filters().eventType;
     const cursor = cursors.at(-1);
     const before = view.shown;
+    const mine = new AbortController();
+    inFlight = mine;
+    const requests = AbortSignal.any([signal, mine.signal]);
     try {
       // The endpoint too: a 410 answer disables it, and a rotation's overlap ends, while the page is open.
       const [page, recent, fresh] = await Promise.all([
-        api.listDeliveries(view.webhook.id, { ...filters(), limit: PAGE_SIZE, cursor }, signal),
-        api.listDeliveries(view.webhook.id, { limit: RATE_WINDOW }, signal),
-        api.getWebhook(view.webhook.id, signal),
+        api.listDeliveries(view.webhook.id, { ...filters(), limit: PAGE_SIZE, cursor }, requests),
+        api.listDeliveries(view.webhook.id, { limit: RATE_WINDOW }, requests),
+        api.getWebhook(view.webhook.id, requests),
       ]);
+      if (mine.signal.aborted) return;
+      table.removeAttribute('aria-busy');
       if (view.shown === before && JSON.stringify(fresh) !== view.shownJson) view.show(fresh);
       listError.replaceChildren();
       live.classList.remove('live-paused');
