@@ -839,6 +839,48 @@ describe('dashboard in a browser', () => {
     receiver.respondStatus(200);
   }, 60_000);
 
+  it('finds an event by its id with its deliveries, a delivery by its id, and says plainly when an id is unknown', async () => {
+    receiver.respondStatus(200);
+    const { id } = await createEndpoint('searched');
+    const published = await app.api('/events', { method: 'POST', json: { type: 'order.created', data: orderData } });
+    const eventId = ((await published.json()) as { id: string }).id;
+    const [delivery] = await eventually(
+      async () => ((await (await app.api(`/webhooks/${id}/deliveries`)).json()) as { data: Array<{ id: string; status: string }> }).data,
+      (data) => data.length === 1 && data[0].status === 'succeeded',
+      { what: 'the delivery succeeded' },
+    );
+    const page = await open('/dashboard');
+    await signIn(page, ADMIN_KEY);
+    const search = page.getByRole('search').getByLabel('Event or delivery id');
+    const message = page.locator('#search-message');
+
+    await search.fill(eventId);
+    await search.press('Enter');
+    await visible(heading(page, 'order.created'));
+    expect(new URL(page.url()).hash).toBe(`#/events/${eventId}`);
+    const row = page.locator('tbody tr', { has: page.getByRole('link', { name: 'searched' }) });
+    await visible(row.locator('.badge-succeeded'));
+    await shot(page, 'event-found-laptop');
+    await row.getByRole('link', { name: 'searched' }).click();
+    await page.waitForURL(`**#/deliveries/${delivery.id}`);
+
+    await search.fill(delivery.id);
+    await page.getByRole('search').getByRole('button', { name: 'Find' }).click();
+    await visible(page.locator('.facts').getByText(delivery.id));
+
+    await search.fill('evt_00000000000000000000000000');
+    await search.press('Enter');
+    await visible(message.getByText('No event has the id evt_00000000000000000000000000 here. Check that it was copied whole.'));
+    await search.fill('del_nothing');
+    await search.press('Enter');
+    await visible(message.getByText('No delivery has the id del_nothing here. Check that it was copied whole.'));
+    await search.fill('ord_1001');
+    await search.press('Enter');
+    await visible(message.getByText('Enter an event id (it starts with evt_) or a delivery id (del_).'));
+    await shot(page, 'search-unknown-laptop');
+    expect(new URL(page.url()).hash).toBe(`#/deliveries/${delivery.id}`);
+  }, 60_000);
+
   it('draws the Active badge and JSON numbers at WCAG AA contrast (4.5:1) in light and dark mode', async () => {
     receiver.respondStatus(200);
     const { id } = await createEndpoint('contrast');

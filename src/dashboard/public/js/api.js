@@ -77,6 +77,11 @@
  */
 
 /**
+ * One event with its deliveries (EventResponse).
+ * @typedef {{ id: string, type: string, timestamp: string, data: Record<string, unknown>, deliveries: Delivery[] }} EventDetail
+ */
+
+/**
  * A property of a `data` shape, in JSON Schema (2020-12): a nullable one has a type list with "null".
  * @typedef {object} PropertySchema
  * @property {string | string[]} type
@@ -349,6 +354,8 @@ export const api = {
   replay: (id, window) => request('POST', `/webhooks/${encodeURIComponent(id)}/replay`, { body: window }),
   /** @type {(id: string, signal?: AbortSignal) => Promise<DeliveryDetail>} */
   getDelivery: (id, signal) => request('GET', `/deliveries/${encodeURIComponent(id)}`, { signal }),
+  /** @type {(id: string, signal?: AbortSignal) => Promise<EventDetail>} */
+  getEvent: (id, signal) => request('GET', `/events/${encodeURIComponent(id)}`, { signal }),
   /** @type {(id: string) => Promise<Delivery>} */
   retryDelivery: (id) => request('POST', `/deliveries/${encodeURIComponent(id)}/retry`),
   /**

@@ -5,11 +5,13 @@
 import { ApiError, exchangePortalCode, explain, identify, identifyPortal, onUnauthorized, session } from './api.js';
 import { applyBranding, brandName } from './branding.js';
 import { h } from './dom.js';
+import { searchForm } from './search.js';
 import { toast } from './ui.js';
 import { catalogueView } from './views/catalogue.js';
 import { deliveryView } from './views/delivery.js';
 import { endpointView } from './views/endpoint/index.js';
 import { endpointsView } from './views/endpoints.js';
+import { eventView } from './views/event.js';
 import { portalEndedView, portalOpeningView } from './views/portal.js';
 import { signInView } from './views/signin.js';
 
@@ -32,6 +34,8 @@ const main = byId('main');
 const nav = byId('nav');
 const sessionBox = byId('session');
 const keyHint = byId('key-hint');
+const search = searchForm(navigate);
+sessionBox.before(search);
 /** @type {AbortController | undefined} */
 let current;
 
@@ -41,6 +45,7 @@ const routes = [
   [/^\/endpoints\/?$/, endpointsView, 'endpoints'],
   [/^\/endpoints\/(?<id>[^/]+)$/, endpointView, 'endpoints'],
   [/^\/deliveries\/(?<id>[^/]+)$/, deliveryView, 'endpoints'],
+  [/^\/events\/(?<id>[^/]+)$/, eventView, 'endpoints'],
   [/^\/catalogue$/, catalogueView, 'catalogue'],
 ];
 
@@ -61,6 +66,7 @@ function mount() {
 /** @param {boolean} signedIn */
 function showSignedIn(signedIn) {
   nav.hidden = !signedIn;
+  search.hidden = !signedIn;
   sessionBox.hidden = !signedIn;
   document.body.classList.toggle('signed-out', !signedIn);
   if (signedIn && session.caps.portal) {
