@@ -881,6 +881,41 @@ describe('dashboard in a browser', () => {
     expect(new URL(page.url()).hash).toBe(`#/deliveries/${delivery.id}`);
   }, 60_000);
 
+  it('shows Loading… while a page and its deliveries are fetched, never a blank page', async () => {
+    receiver.respondStatus(200);
+    const { id } = await createEndpoint('slow-to-load');
+    await publishOrder();
+    const page = await open('/dashboard');
+    await signIn(page, ADMIN_KEY);
+    await visible(page.getByRole('link', { name: 'slow-to-load' }));
+    // The endpoint and then its deliveries are held until the placeholders have been seen.
+    let releaseEndpoint!: () => void;
+    let releaseDeliveries!: () => void;
+    const endpointHeld = new Promise<void>((resolve) => (releaseEndpoint = resolve));
+    const deliveriesHeld = new Promise<void>((resolve) => (releaseDeliveries = resolve));
+    await page.route(new RegExp(`/webhooks/${id}$`), async (route) => {
+      await endpointHeld;
+      await route.continue().catch(() => undefined);
+    });
+    await page.route(new RegExp(`/webhooks/${id}/deliveries\\?`), async (route) => {
+      await deliveriesHeld;
+      await route.continue().catch(() => undefined);
+    });
+    await page.getByRole('link', { name: 'slow-to-load' }).click();
+    const loading = page.locator('.view[aria-busy="true"] .view-loading[role="status"]');
+    await visible(loading.getByText('Loading…'));
+    await shot(page, 'loading-laptop');
+    releaseEndpoint();
+    await visible(heading(page, 'slow-to-load'));
+    await expect(loading.count()).resolves.toBe(0);
+    await visible(page.locator('table.deliveries[aria-busy="true"]'));
+    await visible(page.getByText('Loading deliveries…'));
+    releaseDeliveries();
+    await visible(page.locator('tbody tr[data-status="succeeded"]'));
+    await expect(page.locator('table.deliveries[aria-busy="true"]').count()).resolves.toBe(0);
+    await expect(page.getByText('Loading deliveries…').isVisible()).resolves.toBe(false);
+  }, 60_000);
+
   it('draws the Active badge and JSON numbers at WCAG AA contrast (4.5:1) in light and dark mode', async () => {
     receiver.respondStatus(200);
     const { id } = await createEndpoint('contrast');

@@ -176,12 +176,42 @@ function render() {
     );
   } else {
     const context = { params: match.found?.groups ?? {}, query: Object.fromEntries(new URLSearchParams(search)), signal, navigate };
-    match.view(container, context).catch((error) => {
-      if (error?.name !== 'AbortError') toast(`Something went wrong: ${error.message}`, 'error');
-    });
+    const done = showLoading(container);
+    match
+      .view(container, context)
+      .catch((error) => {
+        if (error?.name !== 'AbortError') toast(`Something went wrong: ${error.message}`, 'error');
+      })
+      .finally(done);
   }
   focusHeading(container, signal);
   window.scrollTo(0, 0);
+}
+
+/**
+ * A placeholder while a view fetches what it shows, rather than a blank page: it goes when the
+ * view puts its first content in, or ends. Returns what removes it.
+ * @param {HTMLElement} container
+ */
+function showLoading(container) {
+  const placeholder = h(
+    'p',
+    { class: 'view-loading', role: 'status' },
+    h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+    ' Loading…',
+  );
+  container.setAttribute('aria-busy', 'true');
+  container.append(placeholder);
+  const observer = new MutationObserver(() => {
+    if ([...container.children].some((child) => child !== placeholder)) done();
+  });
+  function done() {
+    observer.disconnect();
+    placeholder.remove();
+    container.removeAttribute('aria-busy');
+  }
+  observer.observe(container, { childList: true });
+  return done;
 }
 
 /**

@@ -60,7 +60,7 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
   const rows = h('tbody');
   const table = h(
     'table',
-    { class: 'table deliveries' },
+    { class: 'table deliveries', 'aria-busy': 'true' },
     h('caption', { class: 'visually-hidden' }, 'Deliveries, newest first'),
     h(
       'thead',
@@ -77,7 +77,7 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
     ),
     rows,
   );
-  const empty = h('p', { class: 'empty-row muted' });
+  const empty = h('p', { class: 'empty-row muted' }, 'Loading deliveries…');
   const listError = h('div');
   const newer = button('← Newer', () => turn(-1), { class: 'btn btn-secondary btn-small' });
   const older = button('Older →', () => turn(1), { class: 'btn btn-secondary btn-small' });
@@ -171,6 +171,8 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
     } catch (failure) {
       if (isAbort(failure)) return;
       live.classList.add('live-paused');
+      table.removeAttribute('aria-busy');
+      if (!signature) empty.hidden = true;
       listError.replaceChildren(note('error', explain(failure, 'read deliveries', 'webhooks:read')));
     }
   }
