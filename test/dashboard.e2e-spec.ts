@@ -528,8 +528,8 @@ describe('dashboard in a browser', () => {
     await values.first().fill(replaced);
     await form.getByLabel('Retry schedule').fill('');
     await form.getByRole('button', { name: 'Save changes' }).click();
-    await visible(schedule.getByText('Deployment default'));
-    await expect(schedule.innerText()).resolves.toBe('Deployment default (RETRY_SCHEDULE_MS)');
+    await visible(schedule.getByText('The standard schedule'));
+    await expect(schedule.innerText()).resolves.toBe('The standard schedule (the same for every endpoint without its own)');
     await expect((await app.api(`/webhooks/${id}`)).json()).resolves.toMatchObject({
       retrySchedule: null,
       headers: { Authorization: null },
@@ -582,7 +582,9 @@ describe('dashboard in a browser', () => {
 
     // The page polls the endpoint: the 410 disables it while it is open.
     await publishOrder();
-    await visible(reason.getByText('Disabled: the endpoint answered 410 Gone'));
+    await visible(reason.getByText('Disabled: its server said this address is gone for good'));
+    // A sentence where a store owner reads, not an HTTP status or a setting's variable name.
+    await expect(page.locator('.endpoint-head').innerText()).resolves.not.toMatch(/410|Gone\b|[A-Z]{3,}_[A-Z_]{3,}/);
     await visible(page.locator('.endpoint-head .badge-inactive'));
     const gone = (await (await app.api(`/webhooks/${id}`)).json()) as { disabledReason: string; disabledAt: string };
     expect(gone.disabledReason).toBe('gone');
@@ -598,6 +600,17 @@ describe('dashboard in a browser', () => {
     await visible(reason.getByText('Disabled by hand'));
     await page.getByRole('link', { name: 'Endpoints', exact: true }).first().click();
     await visible(page.locator('tr', { has: page.getByRole('link', { name: 'gone-away' }) }).getByText('by hand'));
+    // The dialogs' hints too.
+    await page.getByRole('link', { name: 'gone-away' }).click();
+    await page.getByRole('button', { name: 'Activate', exact: true }).click();
+    await page.getByRole('button', { name: 'Retry all failed…' }).click();
+    await visible(page.getByRole('dialog').getByText('as many attempts as a delivery may have stays failed', { exact: false }));
+    await expect(page.getByRole('dialog').innerText()).resolves.not.toMatch(/[A-Z]{3,}_[A-Z_]{3,}/);
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Replay…' }).click();
+    await visible(page.getByRole('dialog').getByText('Events older than the time they are kept for are gone', { exact: false }));
+    await expect(page.getByRole('dialog').innerText()).resolves.not.toMatch(/[A-Z]{3,}_[A-Z_]{3,}/);
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   }, 60_000);
 
   it('shows a disabled endpoint with its reason and date, re-enables it from its page and replays the events it missed to the receiver', async () => {
@@ -1307,6 +1320,9 @@ describe('dashboard in a browser', () => {
 
       await expired.first().getByRole('link').click();
       await visible(page.locator('.endpoint-head .badge-expired').getByText('Expired'));
+      await expect(page.locator('.endpoint-head .badge-expired').getAttribute('title')).resolves.toBe(
+        'It waited longer than a delivery may wait here without succeeding, so it ended failed. Retry sends it again.',
+      );
       await expect(page.locator('.endpoint-head [data-status]').getAttribute('data-status')).resolves.toBe('failed');
       const deliveryId = new URL(page.url()).hash.split('/').pop()!;
       await page.getByRole('button', { name: 'Retry delivery' }).click();
@@ -1321,7 +1337,9 @@ describe('dashboard in a browser', () => {
       await form.getByLabel('Retry schedule').fill('0, 1 min');
       await form.getByRole('button', { name: 'Save changes' }).click();
       const fieldError = form.locator('#ep-schedule-error');
-      await visible(fieldError.getByText('retrySchedule must add up to at most MAX_DELIVERY_AGE (3s)', { exact: false }));
+      // In the form's words, not the API's field and setting names.
+      await visible(fieldError.getByText('longer than a delivery may wait here (3s). Shorten them or remove one.', { exact: false }));
+      await expect(fieldError.innerText()).resolves.not.toMatch(/retrySchedule|MAX_DELIVERY_AGE/);
       await expect(form.getByLabel('Retry schedule').getAttribute('aria-invalid')).resolves.toBe('true');
       await expect(
         form

@@ -36,7 +36,7 @@ export function failingBadge({ failed, finished }) {
  */
 export const DISABLED_REASONS = {
   manual: { text: 'Disabled by hand', short: 'by hand' },
-  gone: { text: 'Disabled: the endpoint answered 410 Gone', short: '410 Gone' },
+  gone: { text: 'Disabled: its server said this address is gone for good', short: 'address gone' },
   failing: { text: 'Disabled: failing for too long', short: 'failing' },
 };
 

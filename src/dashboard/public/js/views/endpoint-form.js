@@ -20,8 +20,9 @@ export function sortedHeaders(headers) {
 }
 
 /**
- * A 400's problems about the field `name` apart from the others (the API names the field first in each).
- * Both undefined when none is about it, or for another failure; `rest` is empty when all are.
+ * A 400's problems about the field `name` apart from the others (the API names the field first in each),
+ * in the words of the form. Both undefined when none is about it, or for another failure; `rest` is
+ * empty when all are.
  * @param {unknown} failure
  * @param {string} name
  * @returns {{ field?: string, rest?: string }}
@@ -31,9 +32,39 @@ function splitProblems(failure, name) {
   const body = /** @type {{ message?: unknown } | null} */ (failure.body);
   const problems = Array.isArray(body?.message) ? body.message.map(String) : [failure.message];
   const about = problems.filter((problem) => problem.startsWith(name));
-  if (about.length === 0) return {};
-  const others = problems.filter((problem) => !problem.startsWith(name));
-  return { field: about.join('; '), rest: others.length ? others.join('; ') : '' };
+  const others = problems.filter((problem) => !problem.startsWith(name)).map(formWords);
+  if (about.length === 0) return { rest: others.join(' ') };
+  return { field: about.map(formWords).join(' '), rest: others.join(' ') };
+}
+
+/** The API's problems that read better in the form's words: [pattern, sentence]. @type {[RegExp, string][]} */
+const FORM_WORDS = [
+  [
+    /^retrySchedule must add up to at most MAX_DELIVERY_AGE \(([^)]+)\).*adds up to (\S+)$/,
+    'These delays add up to $2, longer than a delivery may wait here ($1). Shorten them or remove one.',
+  ],
+  [/^retrySchedule must add up to at most (.+)$/, 'These delays must add up to $1 at most.'],
+  [
+    /^rateLimitPerSecond must be a whole number from 1 to (\d+), or null$/,
+    'The rate limit must be a whole number from 1 to $1, or empty for none.',
+  ],
+  [/^url must use https:\/\/$/, 'The URL must start with https://.'],
+  [/^url host could not be resolved.*$/, 'No server answers to this URL’s host name: check its spelling.'],
+  [/^url host is (.+)$/, 'This URL cannot receive webhooks: its host is $1.'],
+  [/^url must not point at (\S+) itself.*$/, 'This URL points at $1 itself: give the address of your own server.'],
+  [/^name must be 1 to (\d+) characters$/, 'The name must be 1 to $1 characters.'],
+  [/^events must contain at least one event type$/, 'Choose at least one event.'],
+  [/^headers: (.+)$/, 'Custom headers: $1.'],
+];
+
+/**
+ * One problem of a 400, as the form says it: a known one in a sentence, another as the API wrote it.
+ * @param {string} problem
+ */
+function formWords(problem) {
+  const known = FORM_WORDS.find(([pattern]) => pattern.test(problem));
+  if (!known) return /[.!?]$/.test(problem) ? problem : `${problem}.`;
+  return problem.replace(known[0], known[1]);
 }
 
 /**
@@ -234,7 +265,7 @@ export async function endpointDialog({ webhook } = {}) {
               'p',
               { class: 'hint', id: 'ep-schedule-help' },
               'The delay before each attempt, the first 0: e.g. 0, 5 s, 5 min, 30 min, 2 h (ms, s, min, h or d). ',
-              'Up to 30 attempts, 7 days in all and no longer than the deployment lets a delivery wait (MAX_DELIVERY_AGE). ',
+              'Up to 30 attempts, 7 days in all, and no longer than a delivery may wait here. ',
               'Empty: the deployment’s schedule.',
             ),
           ),

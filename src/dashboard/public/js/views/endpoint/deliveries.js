@@ -260,7 +260,7 @@ export function deliveryBadge(delivery) {
     {
       class: 'badge badge-failed badge-expired',
       dataset: { status: 'failed', expired: 'true' },
-      title: 'Still pending longer than the deployment lets a delivery wait (MAX_DELIVERY_AGE): it ended failed. Retry sends it again.',
+      title: 'It waited longer than a delivery may wait here without succeeding, so it ended failed. Retry sends it again.',
     },
     'Expired',
   );

@@ -73,7 +73,7 @@ export function retryFailedDialog(webhook) {
               'p',
               { class: 'hint', id: 'retry-since-help' },
               'Your local time. Leave empty to retry all of them, oldest event first. ',
-              'A delivery that has had the most attempts a delivery may have (MAX_ATTEMPTS_PER_DELIVERY) stays failed.',
+              'A delivery that has already had as many attempts as a delivery may have stays failed.',
             ),
           ),
           error,
@@ -154,7 +154,7 @@ export function replayDialog(webhook, since) {
           h(
             'p',
             { class: 'hint', id: 'replay-help' },
-            'Your local time; leave Until empty for now. Events older than the retention period (RETENTION_DAYS) are no longer kept and cannot be replayed.',
+            'Your local time; leave Until empty for now. Events older than the time they are kept for are gone and cannot be replayed.',
           ),
           error,
         ),

@@ -119,7 +119,7 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
             h('span', { class: 'mono' }, delays),
             h('span', { class: 'muted small' }, ` (${plural(/** @type {number[]} */ (webhook.retrySchedule).length, 'attempt')})`),
           ]
-        : [h('span', {}, 'Deployment default', h('span', { class: 'muted small' }, ' (RETRY_SCHEDULE_MS)'))]),
+        : [h('span', {}, 'The standard schedule', h('span', { class: 'muted small' }, ' (the same for every endpoint without its own)'))]),
     );
     flow.replaceChildren(
       webhook.rateLimitPerSecond ? `At most ${plural(webhook.rateLimitPerSecond, 'attempt')} a second` : 'No rate limit',

@@ -60,16 +60,7 @@ export function showQueued(output, first, { more, text, rest, action, onQueued }
       note(
         'info',
         h('div', { class: 'queued-progress' }, [
-          h(
-            'p',
-            {},
-            h('strong', {}, text(queued, false)),
-            ' One request queues a bounded number (MAX_REPLAY_DELIVERIES). ',
-            rest,
-            ' ',
-            time(next),
-            '.',
-          ),
+          h('p', {}, h('strong', {}, text(queued, false)), ' One request queues only so many at a time. ', rest, ' ', time(next), '.'),
           h('div', { class: 'toolbar' }, go),
           failure,
         ]),
