@@ -929,6 +929,47 @@ describe('dashboard in a browser', () => {
     await expect(page.getByText('Loading deliveries…').isVisible()).resolves.toBe(false);
   }, 60_000);
 
+  it('draws a chart of the latest deliveries over time on the endpoint page, by status, from the deliveries it lists', async () => {
+    receiver.respondStatus(200);
+    const { id } = await createEndpoint('charted');
+    for (let i = 0; i < 3; i += 1) await publishOrder();
+    await eventually(
+      async () => ((await (await app.api(`/webhooks/${id}/deliveries`)).json()) as { data: Array<{ status: string }> }).data,
+      (data) => data.length === 3 && data.every((delivery) => delivery.status === 'succeeded'),
+      { what: 'three succeeded deliveries' },
+    );
+    receiver.respondStatus(500);
+    for (let i = 0; i < 2; i += 1) await publishOrder();
+    await eventually(
+      async () => ((await (await app.api(`/webhooks/${id}/deliveries`)).json()) as { data: Array<{ status: string }> }).data,
+      (data) => data.length === 5 && data.filter((delivery) => delivery.status === 'failed').length === 2,
+      { what: 'two failed deliveries more' },
+    );
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    await signIn(page, ADMIN_KEY);
+    const chart = page.getByRole('img', { name: /^Latest deliveries over time/ });
+    await visible(chart);
+    await expect(chart.getAttribute('aria-label')).resolves.toMatch(/5 deliveries since .*: 3 succeeded, 2 failed, 0 pending\.$/);
+    const bars = chart.locator('g.chart-bar');
+    await expect(bars.count()).resolves.toBe(12);
+    // Every delivery is in one bar, each bar's title counting its own.
+    const titles = await bars.locator('title').allTextContents();
+    const total = (status: string) => titles.reduce((sum, text) => sum + Number(new RegExp(`(\\d+) ${status}`).exec(text)?.[1] ?? 0), 0);
+    expect([total('succeeded'), total('failed'), total('pending')]).toEqual([3, 2, 0]);
+    await expect(chart.locator('rect.chart-succeeded').count()).resolves.toBeGreaterThan(0);
+    await expect(chart.locator('rect.chart-failed').count()).resolves.toBeGreaterThan(0);
+    // Coloured by the stylesheet: the CSP allows no inline style.
+    const fill = (rect: Locator) =>
+      rect.evaluate(
+        (element) => (globalThis as unknown as { getComputedStyle(e: unknown): { fill: string } }).getComputedStyle(element).fill,
+      );
+    const failedFill = await fill(chart.locator('rect.chart-failed').first());
+    expect(failedFill).not.toBe(await fill(chart.locator('rect.chart-succeeded').first()));
+    expect(failedFill).not.toBe('rgb(0, 0, 0)');
+    await shot(page, 'endpoint-chart-laptop');
+    receiver.respondStatus(200);
+  }, 60_000);
+
   it('draws the Active badge and JSON numbers at WCAG AA contrast (4.5:1) in light and dark mode', async () => {
     receiver.respondStatus(200);
     const { id } = await createEndpoint('contrast');

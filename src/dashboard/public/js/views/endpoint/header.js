@@ -4,6 +4,7 @@ import { h, plural, time } from '../../dom.js';
 import { activeBadge, button, chips, DISABLED_REASONS, failingBadge, note, title } from '../../ui.js';
 import { scheduleText } from '../../schedule.js';
 import { sortedHeaders } from '../endpoint-form.js';
+import { deliveryChart } from './chart.js';
 import { failingHealth, RATE_WINDOW, rateView, successRate } from '../endpoints.js';
 
 /** @typedef {import('../../api.js').Webhook} Webhook */
@@ -28,6 +29,7 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
   const rate = h('dd', {}, h('span', { class: 'muted small' }, '…'));
   const created = h('dd');
   const updated = h('dd');
+  const chart = h('div', { class: 'chart-box' });
   let current = webhook;
   /** @type {import('../../api.js').Delivery[]} */
   let latest = [];
@@ -59,6 +61,19 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
       h('div', {}, h('dt', {}, 'Custom headers'), headers),
       h('div', {}, h('dt', { title: 'Delay before each attempt of a cycle' }, 'Retry schedule'), schedule),
       h('div', {}, h('dt', { title: 'Rate limit and order of deliveries' }, 'Delivery pace'), flow),
+    ),
+    h(
+      'figure',
+      { class: 'chart' },
+      h('figcaption', {}, `Latest ${RATE_WINDOW} deliveries over time`),
+      chart,
+      h(
+        'ul',
+        { class: 'chart-legend', 'aria-hidden': 'true' },
+        ['succeeded', 'failed', 'pending'].map((status) =>
+          h('li', { class: `legend-${status}` }, status[0].toUpperCase() + status.slice(1)),
+        ),
+      ),
     ),
     actions,
   );
@@ -135,6 +150,7 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
    */
   function showRate(recent) {
     rate.replaceChildren(rateView(successRate(recent)));
+    chart.replaceChildren(deliveryChart(recent));
     latest = recent;
     showState();
   }
