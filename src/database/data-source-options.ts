@@ -20,8 +20,8 @@ export const MIGRATIONS = [
   EndpointHealth1795710000000,
   PartitionedLog1795800000000,
   DeliveriesWithoutEventIndex1795900000000,
-  DeliveryRestartedAt1796200000000,
   SensitiveHeaders1796100000000,
+  DeliveryRestartedAt1796200000000,
   DeliveriesDueByStore1796400000000,
   PortalSessions1796500000000,
 ];
