@@ -9,6 +9,7 @@ import { DeliveriesWithoutEventIndex1795900000000 } from './migrations/179590000
 import { DeliveryRestartedAt1796200000000 } from './migrations/1796200000000-DeliveryRestartedAt';
 import { SensitiveHeaders1796100000000 } from './migrations/1796100000000-SensitiveHeaders';
 import { DeliveriesDueByStore1796400000000 } from './migrations/1796400000000-DeliveriesDueByStore';
+import { DueIndexOfUnleased1796400000001 } from './migrations/1796400000001-DueIndexOfUnleased';
 import { PortalSessions1796500000000 } from './migrations/1796500000000-PortalSessions';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   SensitiveHeaders1796100000000,
   DeliveryRestartedAt1796200000000,
   DeliveriesDueByStore1796400000000,
+  DueIndexOfUnleased1796400000001,
   PortalSessions1796500000000,
 ];
 

@@ -358,7 +358,7 @@ describe('DeliveryRepository', () => {
       expect(claim.deliveries.map((d) => d.id)).toContain(quiet);
       // Ten split between the two stores with due work: the one with more gets its five.
       expect(claim.deliveries.filter((d) => d.storeId === 'st_default')).toHaveLength(5);
-      expect(claim.moreDue).toBe(true);
+      expect(claim.crowdedStores).toEqual(['st_default']);
     });
 
     it('never takes more of a store than its free slots, and none of a store without any', async () => {
@@ -370,8 +370,8 @@ describe('DeliveryRepository', () => {
         partialStores: new Map([['st_default', 2]]),
       });
       expect(claim.deliveries.map((d) => d.storeId)).toEqual(['st_default', 'st_default']);
-      // More is due than the store could take: the next claim finds it full and leaves it out.
-      expect(claim.moreDue).toBe(true);
+      // More of it is due than it could take: for a claim once it has free slots again.
+      expect(claim).toMatchObject({ crowdedStores: ['st_default'], turnsCut: false });
     });
 
     it('starts after the store it is given, goes once around, and answers where the next claim goes on', async () => {
@@ -380,10 +380,10 @@ describe('DeliveryRepository', () => {
       await due('wh_a', 2);
       const first = await repository.claimDue(100, 10_000, 'worker', NO_LIMITS, { after: 'st_b', stores: 2 });
       expect([...new Set(first.deliveries.map((d) => d.storeId))]).toEqual(['st_c', 'st_default']);
-      expect(first).toMatchObject({ lastStore: 'st_default', moreDue: true });
+      expect(first).toMatchObject({ lastStore: 'st_default', turnsCut: true });
       const second = await repository.claimDue(100, 10_000, 'worker', NO_LIMITS, { after: first.lastStore!, stores: 32 });
       expect(second.deliveries.map((d) => d.storeId)).toEqual(['st_b', 'st_b']);
-      expect(second).toMatchObject({ lastStore: 'st_b', moreDue: false });
+      expect(second).toMatchObject({ lastStore: 'st_b', turnsCut: false, crowdedStores: [] });
     });
   });
 });

@@ -39,12 +39,13 @@ export interface ClaimedDelivery {
 /** What one claim took, and what it saw. */
 export interface ClaimBatch {
   deliveries: ClaimedDelivery[];
+  /** The claim's turns ended before every store with due work had one. */
+  turnsCut: boolean;
   /**
-   * More may be due than this claim took: a store had as many due as the claim gave it (its
-   * share, or its free slots), or the claim's turns ended before every store with due work had
-   * one. The next claim leaves out the stores and endpoints that are full by then.
+   * Stores that had at least as many due as the claim gave them (their share of it, or their free
+   * slots): more of theirs may be due, for a claim once they have free slots again.
    */
-  moreDue: boolean;
+  crowdedStores: string[];
   /** The last store that had a turn, where the next claim's turns start; null when no store had one. */
   lastStore: string | null;
   /** When the deliveries a rate limit put off come due (this process's clock), one entry per second. */
@@ -52,7 +53,12 @@ export interface ClaimBatch {
 }
 
 /** A claimed delivery as the claim statement answers it, with the claim's figures on every row. */
-type ClaimRow = ClaimedDelivery & { moreDue: boolean; lastStore: string | null; deferredDueInMs: Array<number | string> | null };
+type ClaimRow = ClaimedDelivery & {
+  turnsCut: boolean;
+  crowdedStores: string[];
+  lastStore: string | null;
+  deferredDueInMs: Array<number | string> | null;
+};
 
 /** The result of one attempt and the decision taken on it, written together. */
 export interface AttemptOutcome {
@@ -379,35 +385,26 @@ export class DeliveryRepository implements OnApplicationShutdown {
     const result = await this.pool.query<ClaimRow>({
       name: 'hookline-claim',
       text: `WITH RECURSIVE walk(store_id, n, wrapped) AS (
-         (SELECT s.store_id, 1, s.wrapped FROM (
-           (SELECT store_id, false AS wrapped FROM deliveries
-            WHERE status = 'pending' AND store_id > $8 AND next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
-            ORDER BY store_id LIMIT 1)
-           UNION ALL
-           (SELECT store_id, true FROM deliveries
-            WHERE status = 'pending' AND next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
-            ORDER BY store_id LIMIT 1)
-         ) s LIMIT 1)
+         -- From the store $8 on, the next store with due work at each step (one probe of the
+         -- per-store due index, whatever its backlog), around once at most: NULL marks the wrap.
+         SELECT $8::text, 0, false
          UNION ALL
-         SELECT nx.store_id, w.n + 1, nx.wrapped FROM walk w CROSS JOIN LATERAL (
-           (SELECT d.store_id, w.wrapped FROM deliveries d
-            WHERE d.status = 'pending' AND d.store_id > w.store_id
-              AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
-            ORDER BY d.store_id LIMIT 1)
-           UNION ALL
-           (SELECT d.store_id, true FROM deliveries d
-            WHERE NOT w.wrapped AND d.status = 'pending' AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
-            ORDER BY d.store_id LIMIT 1)
-           LIMIT 1
+         SELECT nx.store_id, w.n + 1, w.wrapped OR nx.store_id IS NULL
+         FROM walk w CROSS JOIN LATERAL (
+           -- OFFSET 0: looked up once per step, not once for each place nx.store_id is read.
+           SELECT (SELECT d.store_id FROM deliveries d
+                   WHERE d.status = 'pending' AND d.store_id > coalesce(w.store_id, '')
+                     AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
+                   ORDER BY d.store_id LIMIT 1) AS store_id
+           OFFSET 0
          ) nx
-         -- Once around at most: after wrapping, up to the store the walk started after.
-         WHERE w.n < $9 AND (NOT nx.wrapped OR nx.store_id <= $8)
+         WHERE w.n < $9 AND NOT (w.wrapped AND (nx.store_id IS NULL OR nx.store_id > $8))
        ), turns AS (
          -- $2 split evenly among the stores with free slots (the first ones get the remainder).
          SELECT w.n, w.store_id, coalesce(($11::jsonb ->> w.store_id)::int, $12) AS available,
            ($2 / count(*) OVER () + CASE WHEN row_number() OVER (ORDER BY w.n) <= $2 % count(*) OVER () THEN 1 ELSE 0 END)::int AS share
          FROM walk w
-         WHERE NOT (w.store_id = ANY ($10::text[]))
+         WHERE w.store_id IS NOT NULL AND w.n > 0 AND NOT (w.store_id = ANY ($10::text[]))
        ), locked AS (
          SELECT t.n AS turn, l.* FROM turns t CROSS JOIN LATERAL (
            SELECT d.id, d.store_id, d.webhook_id, d.event_id, d.ordered, d.next_attempt_at, d.lease_token, d.attempt_count, d.cycle_attempts
@@ -415,7 +412,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
            WHERE d.store_id = t.store_id AND d.status = 'pending'
              AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
              AND NOT (d.webhook_id = ANY ($1::text[]))
-           ORDER BY d.next_attempt_at
+           -- In the order of the per-store index, which the due index of all stores cannot give:
+           -- with the statistics of today's partition behind, a generic plan otherwise read
+           -- that partition's due index, every store's rows, for each store.
+           ORDER BY d.store_id, d.next_attempt_at
            LIMIT least(t.available, t.share)
            FOR UPDATE SKIP LOCKED
          ) l
@@ -440,10 +440,14 @@ export class DeliveryRepository implements OnApplicationShutdown {
        ), limited AS (
          -- Every row locked of a rate-limited endpoint takes its place in line, whatever its
          -- slots: those past the second's quota are put off, not left due for the next claim to read.
-         SELECT f.webhook_id, w.store_id, w.rate_limit_per_second AS per_second, f.wanted
-         FROM (SELECT webhook_id, count(*)::int AS wanted FROM ranked GROUP BY webhook_id) f
-         JOIN webhooks w ON w.id = f.webhook_id
-         WHERE w.rate_limit_per_second IS NOT NULL
+         -- Each endpoint looked up by its key (OFFSET 0 keeps the plan from joining the other way,
+         -- reading every endpoint of every store, as a plan made while there were few once did).
+         SELECT f.webhook_id, f.store_id, w.per_second, f.wanted
+         FROM (SELECT webhook_id, store_id, count(*)::int AS wanted FROM ranked GROUP BY webhook_id, store_id) f
+         CROSS JOIN LATERAL (
+           SELECT w.rate_limit_per_second AS per_second FROM webhooks w WHERE w.id = f.webhook_id AND w.store_id = f.store_id OFFSET 0
+         ) w
+         WHERE w.per_second IS NOT NULL
        ), windows AS (
          INSERT INTO endpoint_rate_windows AS r (webhook_id, store_id, window_start, requests)
          -- In endpoint order, so that two claims lock the rows of several endpoints in the same order.
@@ -499,17 +503,18 @@ export class DeliveryRepository implements OnApplicationShutdown {
            CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
            ${headersRevision('w')} AS "headersRevision", w.retry_schedule AS "retrySchedule", d.ordered
          FROM claimed d
-         JOIN webhooks w ON w.id = d.webhook_id AND w.store_id = d.store_id
+         -- By its key, one row each, whatever the statistics said when the plan was made (above).
+         CROSS JOIN LATERAL (SELECT * FROM webhooks w WHERE w.id = d.webhook_id AND w.store_id = d.store_id OFFSET 0) w
        )
-       -- One row even when nothing was claimed: it carries whether more is due, where the next
-       -- claim's turns start, and when put-off deliveries come due. More may be due when the
-       -- turns ended before every store had one, or a store had as many due as it was given.
-       SELECT c.*, m."moreDue", m."lastStore", m."deferredDueInMs"
-       FROM (SELECT coalesce((SELECT max(n) FROM walk) >= $9, false) OR EXISTS (
-             SELECT 1 FROM turns t JOIN (SELECT turn, count(*) AS n FROM locked GROUP BY turn) l ON l.turn = t.n
-             WHERE l.n >= least(t.available, t.share)
-           ) AS "moreDue",
-           (SELECT store_id FROM walk ORDER BY n DESC LIMIT 1) AS "lastStore",
+       -- One row even when nothing was claimed: it carries what more may be due (the turns ended
+       -- before every store had one; stores had as many due as they were given), where the next
+       -- claim's turns start, and when put-off deliveries come due.
+       SELECT c.*, m."turnsCut", m."crowdedStores", m."lastStore", m."deferredDueInMs"
+       FROM (SELECT coalesce((SELECT max(n) FROM walk) >= $9, false) AS "turnsCut",
+           (SELECT coalesce(array_agg(t.store_id), '{}') FROM turns t
+             JOIN (SELECT turn, count(*) AS n FROM locked GROUP BY turn) l ON l.turn = t.n
+             WHERE l.n >= least(t.available, t.share)) AS "crowdedStores",
+           (SELECT store_id FROM walk WHERE store_id IS NOT NULL AND n > 0 ORDER BY n DESC LIMIT 1) AS "lastStore",
            (SELECT array_agg(DISTINCT extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000) FROM deferred) AS "deferredDueInMs"
          ) m
        LEFT JOIN sent c ON true`,
@@ -533,8 +538,9 @@ export class DeliveryRepository implements OnApplicationShutdown {
     return {
       deliveries: result.rows
         .filter((row) => row.id !== null)
-        .map(({ moreDue: _m, lastStore: _s, deferredDueInMs: _d, ...delivery }) => delivery),
-      moreDue: meta?.moreDue ?? false,
+        .map(({ turnsCut: _t, crowdedStores: _c, lastStore: _s, deferredDueInMs: _d, ...delivery }) => delivery),
+      turnsCut: meta?.turnsCut ?? false,
+      crowdedStores: meta?.crowdedStores ?? [],
       lastStore: meta?.lastStore ?? null,
       deferredDueAt: (meta?.deferredDueInMs ?? []).map((ms) => answeredAt + Number(ms)),
     };
@@ -661,11 +667,14 @@ export class DeliveryRepository implements OnApplicationShutdown {
     return result.rowCount ?? 0;
   }
 
-  /** When the next pending delivery is due (or a lease ends), if any. */
+  /**
+   * When the next pending delivery that no worker holds is due, if any. A lease that runs out (its
+   * worker died) is left to the one-second sweep: the index read here holds no leased delivery.
+   */
   async nextDueAt(): Promise<Date | null> {
     const result = await this.pool.query<{ at: Date | null }>({
       name: 'hookline-next-due',
-      text: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending'`,
+      text: `SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND lease_token IS NULL`,
     });
     return result.rows[0]?.at ?? null;
   }

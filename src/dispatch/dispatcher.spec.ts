@@ -63,11 +63,13 @@ class FakeRepository {
     const taken: ClaimedDelivery[] = [];
     const perEndpoint = new Map(limits.partial);
     const perStore = new Map(limits.partialStores);
+    const crowded = new Set<string>();
     const locked = Math.min(limit, this.due.length);
     for (const delivery of this.due.slice(0, locked)) {
       if (limits.excluded.includes(delivery.webhookId) || limits.excludedStores.includes(delivery.storeId)) continue;
       const available = perEndpoint.get(delivery.webhookId) ?? limits.perEndpoint;
       const storeAvailable = perStore.get(delivery.storeId) ?? limits.perStore;
+      if (storeAvailable <= 0) crowded.add(delivery.storeId);
       if (available <= 0 || storeAvailable <= 0) continue;
       perEndpoint.set(delivery.webhookId, available - 1);
       perStore.set(delivery.storeId, storeAvailable - 1);
@@ -76,7 +78,13 @@ class FakeRepository {
     this.due = this.due.filter((d) => !taken.includes(d));
     const deferredDueAt = this.deferredDueAt;
     this.deferredDueAt = [];
-    return { deliveries: taken, moreDue: locked >= limit, lastStore: taken.at(-1)?.storeId ?? null, deferredDueAt };
+    return {
+      deliveries: taken,
+      turnsCut: locked >= limit,
+      crowdedStores: [...crowded],
+      lastStore: taken.at(-1)?.storeId ?? null,
+      deferredDueAt,
+    };
   }
   async recordOutcomes(outcomes: AttemptOutcome[]) {
     this.recorded.push(...outcomes);
@@ -163,6 +171,20 @@ describe('Dispatcher', () => {
     const last = repository.claims.at(-1)!;
     expect(last.limits.excludedStores).toEqual(['st_noisy']);
     expect(last.limits.partialStores).toEqual(new Map([['st_quiet', 2]]));
+    expect(repository.due.map((d) => d.webhookId)).toEqual(['a4', 'a5']);
+  });
+
+  it('claims a full store’s due deliveries again once a share of its slots is free, not before', async () => {
+    dispatcher = build({ ...CONFIG, storeConcurrency: 2 } as AppConfig);
+    hang = true;
+    repository.due = ['a1', 'a2', 'a3', 'a4', 'a5'].map((id) => claimed(id, 'st_busy'));
+    dispatcher.onApplicationBootstrap();
+    await until(() => answers.length === 2);
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(repository.claims).toHaveLength(1);
+    answers.shift()!(OK);
+    await until(() => answers.length === 2);
+    expect(repository.claims).toHaveLength(2);
     expect(repository.due.map((d) => d.webhookId)).toEqual(['a4', 'a5']);
   });
 

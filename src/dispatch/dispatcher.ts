@@ -52,6 +52,8 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   private readonly logger = new Logger(Dispatcher.name);
   private readonly leaseMs: number;
   private readonly refillMin: number;
+  /** Free slots of a store that are worth a claim (see REFILL_SHARE). */
+  private readonly storeRefill: number;
   private readonly leaseToken = randomUUID();
   private readonly inFlight: InFlight;
   private readonly runner: AttemptRunner;
@@ -87,6 +89,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     this.logsAttempts = config.logLevel === 'debug' || config.logLevel === 'trace';
     this.leaseMs = config.deliveryTimeoutMs + config.leaseMarginMs;
     this.refillMin = Math.max(1, Math.floor(Math.min(config.dispatchConcurrency, CLAIM_BATCH) * REFILL_SHARE));
+    this.storeRefill = Math.max(1, Math.floor(config.storeConcurrency * REFILL_SHARE));
     this.inFlight = new InFlight(config.dispatchConcurrency, config.endpointConcurrency, config.storeConcurrency, REFILL_SHARE);
     const headers = new HeaderCache((ids) => webhooks.headersToSend(ids));
     this.runner = new AttemptRunner(config, sender, new SecretCache(cipher), headers, metrics, this.leaseToken, (webhookId) => {
@@ -241,9 +244,12 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         for (const delivery of claim.deliveries) this.start(delivery);
         // Put off by a rate limit: due again in a later second, which this worker claims on time.
         for (const at of claim.deferredDueAt) this.timer.scheduleDeferred(at);
-        // More are due than this claim took: claim again (as soon as enough slots are free). When
-        // the slots of a store or an endpoint cut the claim down, a share of them freed wakes us.
-        if (claim.moreDue) this.claimRequested = true;
+        // More are due than this claim took: claim again (as soon as enough slots are free). A
+        // store with few of its own slots free waits until a share of them is, which wakes us, as
+        // does a share of a full endpoint's: claiming at once took a few deliveries a claim.
+        if (claim.turnsCut || claim.crowdedStores.some((storeId) => this.inFlight.storeRoom(storeId) >= this.storeRefill)) {
+          this.claimRequested = true;
+        }
       } while (this.claimRequested && this.running);
       if (this.claimFailures > 0) this.logger.log(`claiming again after ${this.claimFailures} failed claims`);
       this.backoffMs = 0;

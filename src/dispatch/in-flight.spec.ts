@@ -26,6 +26,7 @@ describe('InFlight', () => {
     slots.track(delivery('d4', 'wh_c', 'st_b'), deferred().promise, () => undefined);
     expect(slots.size).toBe(4);
     expect(slots.room).toBe(6);
+    expect([slots.storeRoom('st_a'), slots.storeRoom('st_b'), slots.storeRoom('st_c')]).toEqual([0, 2, 3]);
     expect(slots.limits()).toEqual({
       excluded: ['wh_a'],
       partial: new Map([

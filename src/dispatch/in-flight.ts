@@ -42,6 +42,11 @@ export class InFlight {
     return this.concurrency - this.byId.size;
   }
 
+  /** Slots `storeId` has free. */
+  storeRoom(storeId: string): number {
+    return this.perStore - (this.byStore.get(storeId) ?? 0);
+  }
+
   ids(): string[] {
     return [...this.byId.keys()];
   }

@@ -78,7 +78,8 @@ export class RetryTimer {
   /**
    * Asks the database when the next delivery is due, at most once a second. This worker's own
    * retries set the timer directly, so this only finds work other processes left due (their
-   * retries, leases of dead workers); asking after every claim cost a statement per event.
+   * retries; the leases of dead workers are the sweep's); asking after every claim cost a
+   * statement per event.
    */
   checkNextDue(): void {
     const now = Date.now();
