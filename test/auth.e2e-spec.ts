@@ -69,6 +69,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/webhooks/:webhook/deliveries/retry-failed', scope: 'webhooks:write', json: {} },
   { method: 'POST', path: '/webhooks/:webhook/replay', scope: 'webhooks:write', json: { since: '2026-01-01T00:00:00.000Z' } },
   { method: 'GET', path: '/event-types', scope: 'webhooks:read' },
+  { method: 'GET', path: '/event-types/order.created', scope: 'webhooks:read' },
   { method: 'POST', path: '/events', scope: 'events:write', json: { type: 'order.created', data: ORDER } },
   { method: 'POST', path: '/events/batch', scope: 'events:write', json: { events: [{ type: 'order.created', data: ORDER }] } },
   { method: 'GET', path: '/events/evt_00000000000000000000000000', scope: 'webhooks:read' },
@@ -637,6 +638,7 @@ describe('the OpenAPI document (/docs-json)', () => {
     const path = route.path
       .replace(/:(\w+)/g, '{id}')
       .replace(/\/(evt|del)_0+/, '/{id}')
+      .replace(/\/event-types\/order\.created$/, '/event-types/{type}')
       .replace(/\/\{id\}\/portal-sessions\/ps_0+/, '/{id}/portal-sessions/{sessionId}')
       .replace(/\/ps_0+/, '/{id}');
     const operation = document.paths[path]?.[route.method.toLowerCase()];
