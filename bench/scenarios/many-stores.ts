@@ -10,10 +10,11 @@ const MANY_STORES = 1_000;
 
 /**
  * many-stores. The same backlog of deliveries to 10 endpoints per store, drained by a fresh
- * process, once as one store and once spread over 1,000 stores: what many stores cost beyond
- * many endpoints. Both drains run with STORE_CONCURRENCY at DISPATCH_CONCURRENCY, so that the
- * lone store may use every slot as the thousand together do, and the ratio measures the cost of
- * the stores, not the share one store is allowed.
+ * process, as one store and spread over 1,000 stores: what many stores cost beyond many
+ * endpoints. Both run with STORE_CONCURRENCY at DISPATCH_CONCURRENCY, so that the lone store may
+ * use every slot as the thousand together do, and the ratio measures the cost of the stores, not
+ * the share one store is allowed. Each drain runs twice, in the order one, many, many, one, and
+ * the faster of each pair counts: on a shared machine a neighbour's load only ever slows a drain.
  */
 export async function manyStores(bench: Bench): Promise<void> {
   const total = bench.sizes.manyStoresDeliveries;
@@ -21,19 +22,27 @@ export async function manyStores(bench: Bench): Promise<void> {
   // Each drain starts a process of its own; one started before (or here, to migrate) goes first.
   if (!bench.hookline) await bench.startHookline('many-stores-setup');
   await bench.stopHookline();
-  const one = await drain(bench, 'many-stores-1', 1, total);
-  const many = await drain(bench, 'many-stores-1000', MANY_STORES, total);
+  const runs = [
+    await drain(bench, 'many-stores-1-a', 1, total),
+    await drain(bench, 'many-stores-1000-a', MANY_STORES, total),
+    await drain(bench, 'many-stores-1000-b', MANY_STORES, total),
+    await drain(bench, 'many-stores-1-b', 1, total),
+  ];
+  const best = (a: Drain, b: Drain): Drain => (a.perSec >= b.perSec ? a : b);
+  const one = best(runs[0], runs[3]);
+  const many = best(runs[1], runs[2]);
   const ratio = one.perSec > 0 ? round(many.perSec / one.perSec, 2) : 0;
   Object.assign(bench.results, {
     manyStoresOnePerSec: one.perSec,
     manyStoresManyPerSec: many.perSec,
+    manyStoresRuns: runs.map((r) => r.perSec),
     manyStoresRatio: ratio,
     manyStoresHooklineCpuMsPerDelivery: [one.hooklineCpuMs, many.hooklineCpuMs],
     manyStoresPostgresCpuMsPerDelivery: [one.postgresCpuMs, many.postgresCpuMs],
   });
   bench.row(
     'many-stores',
-    `deliveries/s draining ${total}: ${MANY_STORES} stores × ${ENDPOINTS} endpoints ÷ 1 store × ${ENDPOINTS} (${many.perSec} / ${one.perSec})`,
+    `deliveries/s draining ${total}, the faster of two: ${MANY_STORES} stores × ${ENDPOINTS} endpoints ÷ 1 store × ${ENDPOINTS} (${many.perSec} / ${one.perSec}; runs ${runs.map((r) => r.perSec).join(', ')})`,
     ratio,
     '≥ 0.9',
     ratio >= 0.9,
@@ -45,14 +54,17 @@ export async function manyStores(bench: Bench): Promise<void> {
   );
 }
 
-async function drain(
-  bench: Bench,
-  label: string,
-  storeCount: number,
-  total: number,
-): Promise<{ perSec: number; hooklineCpuMs: number; postgresCpuMs: number }> {
+interface Drain {
+  perSec: number;
+  hooklineCpuMs: number;
+  postgresCpuMs: number;
+}
+
+async function drain(bench: Bench, label: string, storeCount: number, total: number): Promise<Drain> {
   const pool = bench.db!.pool;
   const prefix = `/ok/${label}/`;
+  // Stores and endpoints of their own for each drain: the thousand stores' first attempts (each
+  // endpoint's secret and URL) are part of what is measured.
   const stores = await createStores(pool, {
     stores: storeCount,
     endpointsPerStore: ENDPOINTS,

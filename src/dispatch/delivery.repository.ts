@@ -55,7 +55,8 @@ export interface ClaimBatch {
 /** A claimed delivery as the claim statement answers it, with the claim's figures on every row. */
 type ClaimRow = ClaimedDelivery & {
   turnsCut: boolean;
-  crowdedStores: string[];
+  /** On one row only (the others have null). */
+  crowdedStores: string[] | null;
   lastStore: string | null;
   deferredDueInMs: Array<number | string> | null;
 };
@@ -509,7 +510,11 @@ export class DeliveryRepository implements OnApplicationShutdown {
        -- One row even when nothing was claimed: it carries what more may be due (the turns ended
        -- before every store had one; stores had as many due as they were given), where the next
        -- claim's turns start, and when put-off deliveries come due.
-       SELECT c.*, m."turnsCut", m."crowdedStores", m."lastStore", m."deferredDueInMs"
+       -- The arrays on one row only: the driver parses arrays in JavaScript, and 500 copies of
+       -- 32 store ids are 16,000 strings a claim.
+       SELECT c.*, m."turnsCut", m."lastStore",
+         CASE WHEN c.id IS NOT DISTINCT FROM (SELECT min(id) FROM sent) THEN m."crowdedStores" END AS "crowdedStores",
+         CASE WHEN c.id IS NOT DISTINCT FROM (SELECT min(id) FROM sent) THEN m."deferredDueInMs" END AS "deferredDueInMs"
        FROM (SELECT coalesce((SELECT max(n) FROM walk) >= $9, false) AS "turnsCut",
            (SELECT coalesce(array_agg(t.store_id), '{}') FROM turns t
              JOIN (SELECT turn, count(*) AS n FROM locked GROUP BY turn) l ON l.turn = t.n
@@ -534,7 +539,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
       ],
     });
     const answeredAt = Date.now();
-    const meta = result.rows[0];
+    const meta = result.rows.find((row) => row.crowdedStores !== null);
     return {
       deliveries: result.rows
         .filter((row) => row.id !== null)
