@@ -155,7 +155,8 @@ describe('endpoint headers (RETRY_SCHEDULE_MS=0,200,200)', () => {
         /"Authorization" must not be empty/,
       );
       expect((await t.db.query('SELECT * FROM webhooks WHERE id = $1', [webhook.id]))[0]).toEqual(before);
-      const counts = await rowCounts(t.db);
+      // Only the endpoints are compared: earlier tests' deliveries may still be retried meanwhile.
+      const { webhooks } = await rowCounts(t.db);
       await expectError(
         await t.api('/webhooks', {
           method: 'POST',
@@ -164,7 +165,7 @@ describe('endpoint headers (RETRY_SCHEDULE_MS=0,200,200)', () => {
         400,
         /"Authorization" is null/,
       );
-      expect(await rowCounts(t.db)).toEqual(counts);
+      expect((await rowCounts(t.db)).webhooks).toBe(webhooks);
     });
   });
 
