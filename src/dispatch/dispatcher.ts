@@ -25,6 +25,11 @@ const CLAIM_BATCH = 500;
  * free: claiming each freed slot on its own ran one claim per completed attempt.
  */
 const REFILL_SHARE = 0.25;
+/**
+ * The same for a store held to its STORE_CONCURRENCY: refilled as its attempts end, a quarter made
+ * many small claims of one store; at half, fewer claims carry more.
+ */
+const STORE_REFILL_SHARE = 0.5;
 /** The sender's time limit errors all read `timeout: …`. */
 const TIMEOUT_ERROR = 'timeout:';
 /** A publish waits at most this long for a claim round to end before it writes its deliveries due. */
@@ -52,7 +57,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   private readonly logger = new Logger(Dispatcher.name);
   private readonly leaseMs: number;
   private readonly refillMin: number;
-  /** Free slots of a store that are worth a claim (see REFILL_SHARE). */
+  /** Free slots of a store that are worth a claim (see STORE_REFILL_SHARE). */
   private readonly storeRefill: number;
   private readonly leaseToken = randomUUID();
   private readonly inFlight: InFlight;
@@ -89,8 +94,11 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     this.logsAttempts = config.logLevel === 'debug' || config.logLevel === 'trace';
     this.leaseMs = config.deliveryTimeoutMs + config.leaseMarginMs;
     this.refillMin = Math.max(1, Math.floor(Math.min(config.dispatchConcurrency, CLAIM_BATCH) * REFILL_SHARE));
-    this.storeRefill = Math.max(1, Math.floor(config.storeConcurrency * REFILL_SHARE));
-    this.inFlight = new InFlight(config.dispatchConcurrency, config.endpointConcurrency, config.storeConcurrency, REFILL_SHARE);
+    this.storeRefill = Math.max(1, Math.floor(config.storeConcurrency * STORE_REFILL_SHARE));
+    this.inFlight = new InFlight(config.dispatchConcurrency, config.endpointConcurrency, config.storeConcurrency, {
+      endpoint: REFILL_SHARE,
+      store: STORE_REFILL_SHARE,
+    });
     const headers = new HeaderCache((ids) => webhooks.headersToSend(ids));
     this.runner = new AttemptRunner(config, sender, new SecretCache(cipher), headers, metrics, this.leaseToken, (webhookId) => {
       this.webhooks

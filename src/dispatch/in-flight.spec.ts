@@ -19,7 +19,7 @@ async function settle(send: { promise: Promise<void>; resolve: () => void }): Pr
 
 describe('InFlight', () => {
   it('counts sends in total, per endpoint and per store, and tells the claim which are full', () => {
-    const slots = new InFlight(10, 2, 3, 0.25);
+    const slots = new InFlight(10, 2, 3, { endpoint: 0.25, store: 0.25 });
     slots.track(delivery('d1', 'wh_a'), deferred().promise, () => undefined);
     slots.track(delivery('d2', 'wh_a'), deferred().promise, () => undefined);
     slots.track(delivery('d3', 'wh_b'), deferred().promise, () => undefined);
@@ -41,7 +41,7 @@ describe('InFlight', () => {
   });
 
   it('frees the slot when the send settles, and says when a share of a full endpoint’s or store’s slots is free again', async () => {
-    const slots = new InFlight(100, 4, 8, 0.25);
+    const slots = new InFlight(100, 4, 8, { endpoint: 0.25, store: 0.25 });
     const sends = Array.from({ length: 8 }, () => deferred());
     const freed: Freed[] = [];
     sends.forEach((send, i) => slots.track(delivery(`d${i}`, i < 4 ? 'wh_a' : 'wh_b'), send.promise, (f) => freed.push(f)));
@@ -58,7 +58,7 @@ describe('InFlight', () => {
   });
 
   it('gives an endpoint that times out fewer slots, and one back per success', async () => {
-    const slots = new InFlight(100, 8, 100, 0.25);
+    const slots = new InFlight(100, 8, 100, { endpoint: 0.25, store: 0.25 });
     const sends = Array.from({ length: 3 }, () => deferred());
     sends.forEach((send, i) => slots.track(delivery(`d${i}`, 'wh_slow'), send.promise, () => undefined));
     slots.timedOut('wh_slow');
@@ -73,7 +73,7 @@ describe('InFlight', () => {
   });
 
   it('drains once every send under way has ended', async () => {
-    const slots = new InFlight(10, 4, 10, 0.25);
+    const slots = new InFlight(10, 4, 10, { endpoint: 0.25, store: 0.25 });
     const send = deferred();
     slots.track(delivery('d1', 'wh_a'), send.promise, () => undefined);
     let drained = false;

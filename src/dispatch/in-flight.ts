@@ -21,14 +21,14 @@ export class InFlight {
   private readonly endpoints: EndpointSlots;
 
   /**
-   * @param refillShare a full endpoint or store is reported freed (`onDone`) once this share of
-   *   its slots is free again, not at each slot: a claim per freed slot adds up.
+   * @param refill a full endpoint or store is reported freed (`onDone`) once this share of its
+   *   slots is free again, not at each slot: a claim per freed slot adds up.
    */
   constructor(
     private readonly concurrency: number,
     perEndpoint: number,
     private readonly perStore: number,
-    private readonly refillShare: number,
+    private readonly refill: { endpoint: number; store: number },
   ) {
     this.endpoints = new EndpointSlots(perEndpoint);
   }
@@ -68,8 +68,8 @@ export class InFlight {
       const storeLeft = decrement(this.byStore, storeId);
       this.sends.delete(tracked);
       onDone({
-        endpoint: endpointLeft === this.refillMark(this.endpoints.of(webhookId)),
-        store: storeLeft === this.refillMark(this.perStore),
+        endpoint: endpointLeft === refillMark(this.endpoints.of(webhookId), this.refill.endpoint),
+        store: storeLeft === refillMark(this.perStore, this.refill.store),
       });
     });
     this.sends.add(tracked);
@@ -106,11 +106,11 @@ export class InFlight {
     }
     return { excluded, partial, perEndpoint: this.endpoints.perEndpoint, excludedStores, partialStores, perStore: this.perStore };
   }
+}
 
-  /** The count at which a share of `slots` is free again. */
-  private refillMark(slots: number): number {
-    return slots - Math.max(1, Math.floor(slots * this.refillShare));
-  }
+/** The count at which `share` of `slots` is free again. */
+function refillMark(slots: number, share: number): number {
+  return slots - Math.max(1, Math.floor(slots * share));
 }
 
 function decrement(counts: Map<string, number>, key: string): number {
