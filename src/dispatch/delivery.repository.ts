@@ -369,9 +369,8 @@ export class DeliveryRepository implements OnApplicationShutdown {
    * claim as one with a million.
    *
    * A due row that still holds a lease belongs to a worker that died mid-attempt (the lease ran
-   * out): its attempt is recorded as interrupted here, in the same statement, since the claiming
-   * worker's timer fires at the lease's end, before the sweep would see it (a gap in the attempt
-   * log otherwise).
+   * out): its attempt is recorded as interrupted here, in the same statement, since any claim
+   * may take it up before the sweep would see it (a gap in the attempt log otherwise).
    *
    * Flow control (docs/reliability.md), in the same statement, so that every worker sees it:
    * - An ordered delivery goes only when no earlier delivery (by event id) of its endpoint is
