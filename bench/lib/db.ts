@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import { newId } from '../../src/common/ids';
 import { DELIVERIES_CHANNEL } from '../../src/dispatch/deliveries-channel';
 import { EVENT_CATALOGUE, EventType } from '../../src/catalogue/event-catalogue';
@@ -52,6 +52,22 @@ export async function createDatabase(serverUrl: string, suffix = ''): Promise<Be
   };
 }
 
+/** Runs `work` in one transaction on a client of `pool`, rolled back when it throws. */
+export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 export interface BulkPublish {
   storeId: string;
   type: EventType;
@@ -95,9 +111,7 @@ export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: 
         deliveryWebhooks.push(webhookId);
       }
     }
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(pool, async (client) => {
       await client.query(
         `INSERT INTO events (id, store_id, type, body, created_at)
          SELECT u.id, $1, $2, u.body, u.created_at FROM unnest($3::text[], $4::text[], $5::timestamptz[]) AS u(id, body, created_at)`,
@@ -110,13 +124,7 @@ export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: 
         [spec.storeId, spec.type, deliveryIds, deliveryEvents, deliveryWebhooks, spec.dueInSeconds ?? 0, spec.ordered ?? false],
       );
       if (spec.notify) await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
     deliveries += deliveryIds.length;
   }
   return { ms: Math.round(performance.now() - started), deliveries };
@@ -124,22 +132,14 @@ export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: 
 
 /** Makes one type's pending deliveries due now and wakes the workers, as a publish would. */
 export async function releaseDeliveries(pool: Pool, eventType: string): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     const { rowCount } = await client.query(
       `UPDATE deliveries SET next_attempt_at = now() WHERE event_type = $1 AND status = 'pending' AND next_attempt_at > now()`,
       [eventType],
     );
     await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);
-    await client.query('COMMIT');
     return rowCount ?? 0;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Deliveries of one event type by status. */

@@ -5,6 +5,7 @@ import { EVENT_CATALOGUE, type EventType } from '../../src/catalogue/event-catal
 import { buildEnvelope } from '../../src/dispatch/envelope';
 import { generateSigningSecret, SecretCipher } from '../../src/webhooks/secret-cipher';
 import { ENCRYPTION_KEY } from './config';
+import { inTransaction } from './db';
 
 export interface BenchStore {
   id: string;
@@ -78,9 +79,7 @@ export async function bulkPublishStores(
   let deliveries = 0;
   const flush = async (): Promise<void> => {
     if (events.id.length === 0) return;
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(pool, async (client) => {
       await client.query(
         `INSERT INTO events (id, store_id, type, body, created_at)
          SELECT u.id, u.store_id, $1, u.body, u.created_at
@@ -93,13 +92,7 @@ export async function bulkPublishStores(
          FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, store_id, event_id, webhook_id)`,
         [spec.type, rows.id, rows.store, rows.event, rows.webhook, spec.dueInSeconds ?? 0],
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
     deliveries += rows.id.length;
     events = { id: [], store: [], body: [], createdAt: [] };
     rows = { id: [], store: [], event: [], webhook: [] };
@@ -126,18 +119,10 @@ export async function bulkPublishStores(
 
 /** Makes the stores' deliveries due now and wakes the workers, as their publishes would. */
 export async function releaseStores(pool: Pool, stores: BenchStore[]): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, async (client) => {
     await client.query(`UPDATE deliveries SET next_attempt_at = now() WHERE store_id = ANY ($1::text[]) AND status = 'pending'`, [
       stores.map((s) => s.id),
     ]);
     await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
