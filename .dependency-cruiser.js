@@ -28,6 +28,36 @@ const folderRules = Object.entries(ALLOWED).map(([folder, allowed]) => ({
 module.exports = {
   forbidden: [
     ...folderRules,
+    // Inside dispatch (docs/architecture.md#dispatch): the tables and their statements lean on no
+    // other part of it, sending knows nothing of queues, and events comes in through publish/ only.
+    {
+      name: 'dispatch-store-imports-no-sibling',
+      comment: 'src/dispatch/store holds the tables and every statement on them; it imports no other part of dispatch',
+      severity: 'error',
+      from: { path: '^src/dispatch/store/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/dispatch/', pathNot: '^src/dispatch/store/' },
+    },
+    {
+      name: 'dispatch-sending-imports-nothing-of-dispatch',
+      comment: 'src/dispatch/sending signs and sends one request; it knows nothing of the queue around it',
+      severity: 'error',
+      from: { path: '^src/dispatch/sending/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/dispatch/', pathNot: '^src/dispatch/sending/' },
+    },
+    {
+      name: 'events-enters-dispatch-through-publish',
+      comment: 'src/events uses dispatch only through src/dispatch/publish/index.ts and the module',
+      severity: 'error',
+      from: { path: '^src/events/' },
+      to: { path: '^src/dispatch/', pathNot: '^src/dispatch/(publish/index|dispatch\\.module)\\.ts$' },
+    },
+    {
+      name: 'dispatch-files-live-in-a-concern',
+      comment: 'a file of src/dispatch belongs in one of its sub-folders; only the module sits at the top',
+      severity: 'error',
+      from: { path: '^src/dispatch/[^/]+$', pathNot: '^src/dispatch/dispatch\\.module\\.ts$' },
+      to: {},
+    },
     {
       name: 'unknown-top-level-folder',
       comment: 'a new folder of src/ needs its place in the graph above and in docs/architecture.md',

@@ -1,13 +1,13 @@
 /**
  * Signed webhook POSTs straight at the receiver, with no database: the ceiling of scenario 1 and
  * the HTTP-client study (bench/studies/http-clients.ts). Every request is what Hookline sends: a
- * stored envelope, X-Webhook-* headers and the signature from src/dispatch/signature.ts computed
+ * stored envelope, X-Webhook-* headers and the signature from src/dispatch/sending/signature.ts computed
  * per request. `concurrency` requests are kept in flight, spread round-robin over `urls`, with at
  * most `connectionsPerOrigin` sockets per endpoint (Hookline's ENDPOINT_CONCURRENCY).
  *
  * Clients:
  *   undici         undici.request + Agent, time limits on the Agent (headers/body timeouts): the ceiling
- *   undici-signal  the same plus a per-request AbortSignal.timeout (the alternative to src/dispatch/attempt-deadlines.ts)
+ *   undici-signal  the same plus a per-request AbortSignal.timeout (the alternative to src/dispatch/sending/attempt-deadlines.ts)
  *   undici-dispatch the same Agent through its lower-level `dispatch` with a handler that collects the
  *                  answer (no response stream, no async iterator)
  *   axios          axios.post with an http.Agent({ keepAlive: true, maxSockets }), timeout option, no redirects
@@ -15,9 +15,9 @@
 import { Agent as HttpAgent } from 'node:http';
 import axios from 'axios';
 import { Agent, request } from 'undici';
-import { signPayload } from '../src/dispatch/signature';
+import { signPayload } from '../src/dispatch/sending/signature';
 import { EVENT_CATALOGUE } from '../src/catalogue/event-catalogue';
-import { buildEnvelope } from '../src/dispatch/envelope';
+import { buildEnvelope } from '../src/catalogue/envelope';
 import { childArgs, runMain } from './lib/child';
 
 export type ClientName = 'undici' | 'undici-signal' | 'undici-dispatch' | 'axios';

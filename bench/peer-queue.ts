@@ -19,7 +19,7 @@
 import { Queue, Worker } from 'bullmq';
 import PgBoss from 'pg-boss';
 import { EVENT_CATALOGUE, type EventType } from '../src/catalogue/event-catalogue';
-import { buildEnvelope } from '../src/dispatch/envelope';
+import { buildEnvelope } from '../src/catalogue/envelope';
 import { childArgs, exitWithParent, runMain, send, serveRpc } from './lib/child';
 import { sleep } from './lib/children';
 import { SignedSender } from './lib/signed-sender';

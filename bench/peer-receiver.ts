@@ -5,7 +5,7 @@
  * duplicate), and the first and last arrival kept. Nothing is stored per request beyond the id.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { signPayload } from '../src/dispatch/signature';
+import { signPayload } from '../src/dispatch/sending/signature';
 import { childArgs, exitWithParent, listenPerEndpoint, send, serveRpc } from './lib/child';
 import { wallMs } from './lib/protocol';
 

@@ -1,4 +1,4 @@
-import { INTERRUPTED_ATTEMPT_ERROR } from '../src/dispatch/delivery.repository';
+import { INTERRUPTED_ATTEMPT_ERROR } from '../src/dispatch/store/delivery.repository';
 import { ChildApp } from './support/child-app';
 import { createTestDatabase, TestDatabase } from './support/database';
 import { eventually } from './support/eventually';

@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { AddressInfo, createServer as createTcpServer, Server as TcpServer, Socket } from 'node:net';
-import { RESPONSE_EXCERPT_BYTES } from '../src/dispatch/webhook-sender';
+import { RESPONSE_EXCERPT_BYTES } from '../src/dispatch/sending/webhook-sender';
 import { startApp, TestApp } from './support/app';
 import { eventually } from './support/eventually';
 import { createWebhook, delivery, deliveriesOf, DeliveryView, orderData, publish } from './support/fixtures';

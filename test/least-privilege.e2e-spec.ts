@@ -1,10 +1,10 @@
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { SqlPool } from '../src/database/sql-pool';
-import { DISPATCH_POOL } from '../src/dispatch/dispatch-pool';
-import { PartitionMaintenance } from '../src/dispatch/partition-maintenance';
-import { DAY_MS, dayOf } from '../src/dispatch/partition-plan';
-import { RetentionScheduler } from '../src/dispatch/retention-scheduler';
+import { DISPATCH_POOL } from '../src/dispatch/store/dispatch-pool';
+import { PartitionMaintenance } from '../src/dispatch/retention/partition-maintenance';
+import { DAY_MS, dayOf } from '../src/dispatch/retention/partition-plan';
+import { RetentionScheduler } from '../src/dispatch/retention/retention-scheduler';
 import { startApp, TestApp } from './support/app';
 import { APP_ROLE } from './support/database';
 import { eventually } from './support/eventually';

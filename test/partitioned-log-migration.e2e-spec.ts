@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { newId, newIdAtTimeOf } from '../src/common/ids';
 import { dataSourceOptions, MIGRATIONS } from '../src/database/data-source-options';
 import { PartitionedLog1795800000000 } from '../src/database/migrations/1795800000000-PartitionedLog';
-import { DAY_MS, dayOf } from '../src/dispatch/partition-plan';
+import { DAY_MS, dayOf } from '../src/dispatch/retention/partition-plan';
 import { SecretCipher } from '../src/webhooks/secret-cipher';
 import { startApp, TEST_ENCRYPTION_KEY, TestApp } from './support/app';
 import { createTestDatabase, TestDatabase } from './support/database';

@@ -1,9 +1,9 @@
 import { HttpException } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { EVENT_CATALOGUE } from '../src/catalogue/event-catalogue';
-import { buildEnvelope } from '../src/dispatch/envelope';
+import { buildEnvelope } from '../src/catalogue/envelope';
 import { EventPublisher } from '../src/events/event-publisher';
-import { EventRepository } from '../src/dispatch/event.repository';
+import { EventRepository } from '../src/dispatch/store/event.repository';
 import { EventError, EventErrorCode } from '../src/events/event.errors';
 import { StoreOrdersModule } from './support/store-orders/store-orders.module';
 import { StoreOrdersService } from './support/store-orders/store-orders.service';

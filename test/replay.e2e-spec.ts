@@ -1,6 +1,6 @@
 import { Client, type Notification } from 'pg';
 import { EVENT_CATALOGUE } from '../src/catalogue/event-catalogue';
-import { DELIVERIES_CHANNEL } from '../src/dispatch/deliveries-channel';
+import { DELIVERIES_CHANNEL } from '../src/dispatch/store/deliveries-channel';
 import { verifyWebhook } from '../src/receiver/verify-webhook';
 import { startApp, TestApp } from './support/app';
 import { eventually } from './support/eventually';

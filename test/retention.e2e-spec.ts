@@ -1,8 +1,8 @@
 import { Pool } from 'pg';
 import { newId, newIdAtTimeOf } from '../src/common/ids';
-import { PartitionMaintenance } from '../src/dispatch/partition-maintenance';
-import { DAY_MS, dayOf, partitionName } from '../src/dispatch/partition-plan';
-import { RetentionScheduler } from '../src/dispatch/retention-scheduler';
+import { PartitionMaintenance } from '../src/dispatch/retention/partition-maintenance';
+import { DAY_MS, dayOf, partitionName } from '../src/dispatch/retention/partition-plan';
+import { RetentionScheduler } from '../src/dispatch/retention/retention-scheduler';
 import { startApp, TestApp } from './support/app';
 import { eventually } from './support/eventually';
 import { createWebhook, delivery, orderData } from './support/fixtures';

@@ -3,9 +3,9 @@ import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { runMigrationsLocked } from '../../src/database/run-migrations';
-import { AttemptOutcome, DeliveryRepository } from '../../src/dispatch/delivery.repository';
-import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/dispatch-pool';
-import { dayOf } from '../../src/dispatch/partition-plan';
+import { AttemptOutcome, DeliveryRepository } from '../../src/dispatch/store/delivery.repository';
+import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/store/dispatch-pool';
+import { dayOf } from '../../src/dispatch/retention/partition-plan';
 import { BenchDatabase, bulkPublish, createDatabase } from './db';
 import { fillDays } from './fill-days';
 import { median, percentile, round } from './stats';
@@ -117,7 +117,7 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
   const capture: { sql?: string; params?: unknown[] } = {};
   let claimed = 0;
   try {
-    // The dispatcher's connections run with these settings (src/dispatch/dispatch-pool.ts).
+    // The dispatcher's connections run with these settings (src/dispatch/store/dispatch-pool.ts).
     for (const [name, value] of Object.entries(DISPATCH_SESSION_SETTINGS))
       await client.query(`SELECT set_config($1, $2, false)`, [name, value]);
     const repo = repositoryOn(client, capture);

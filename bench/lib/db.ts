@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Pool, type PoolClient } from 'pg';
 import { newId } from '../../src/common/ids';
-import { DELIVERIES_CHANNEL } from '../../src/dispatch/deliveries-channel';
+import { DELIVERIES_CHANNEL } from '../../src/dispatch/store/deliveries-channel';
 import { EVENT_CATALOGUE, EventType } from '../../src/catalogue/event-catalogue';
-import { buildEnvelope } from '../../src/dispatch/envelope';
+import { buildEnvelope } from '../../src/catalogue/envelope';
 
 /** application_name of the orchestrator's own connections (left out of Hookline's PostgreSQL CPU). */
 export const BENCH_APPLICATION_NAME = 'hookline-bench';
@@ -85,7 +85,7 @@ export interface BulkPublish {
 
 /**
  * Writes events and their pending deliveries straight into the tables, in large transactions: the
- * rows EventPublisher writes (an envelope built by src/dispatch/envelope.ts, one delivery per
+ * rows EventPublisher writes (an envelope built by src/catalogue/envelope.ts, one delivery per
  * endpoint, due now), minus the HTTP API in front of it.
  */
 export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: number; deliveries: number }> {

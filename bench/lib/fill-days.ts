@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { timeDigits } from '../../src/common/ids';
-import { PartitionMaintenance } from '../../src/dispatch/partition-maintenance';
-import { DAY_MS, partitionName } from '../../src/dispatch/partition-plan';
+import { PartitionMaintenance } from '../../src/dispatch/retention/partition-maintenance';
+import { DAY_MS, partitionName } from '../../src/dispatch/retention/partition-plan';
 
 export interface FillDays {
   storeId: string;

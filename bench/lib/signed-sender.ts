@@ -1,5 +1,5 @@
 import { Agent } from 'undici';
-import { signatureHeaders, signingSecret, type SigningSecret } from '../../src/dispatch/signature';
+import { signatureHeaders, signingSecret, type SigningSecret } from '../../src/dispatch/sending/signature';
 
 /** Both signature sets, as Hookline sends them by default (SIGNATURE_HEADERS=seed,standard). */
 const BOTH_SETS = { seed: true, standard: true };

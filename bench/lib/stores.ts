@@ -1,8 +1,8 @@
 import type { Pool } from 'pg';
-import { DELIVERIES_CHANNEL } from '../../src/dispatch/deliveries-channel';
+import { DELIVERIES_CHANNEL } from '../../src/dispatch/store/deliveries-channel';
 import { newId } from '../../src/common/ids';
 import { EVENT_CATALOGUE, type EventType } from '../../src/catalogue/event-catalogue';
-import { buildEnvelope } from '../../src/dispatch/envelope';
+import { buildEnvelope } from '../../src/catalogue/envelope';
 import { generateSigningSecret, SecretCipher } from '../../src/webhooks/secret-cipher';
 import { ENCRYPTION_KEY } from './config';
 import { inTransaction } from './db';

@@ -1,6 +1,6 @@
 import type { EventType } from '../../src/catalogue/event-catalogue';
-import { PartitionMaintenance } from '../../src/dispatch/partition-maintenance';
-import { DAY_MS, dayOf } from '../../src/dispatch/partition-plan';
+import { PartitionMaintenance } from '../../src/dispatch/retention/partition-maintenance';
+import { DAY_MS, dayOf } from '../../src/dispatch/retention/partition-plan';
 import type { Bench } from '../lib/bench';
 import { measureClaim } from '../lib/claim';
 import { STORE } from '../lib/config';

@@ -11,7 +11,7 @@
  * rotation; default 3). The findings are in docs/decisions.md (Studies).
  */
 import { Client } from 'pg';
-import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/dispatch-pool';
+import { DISPATCH_SESSION_SETTINGS } from '../../src/dispatch/store/dispatch-pool';
 import { createDatabase } from '../lib/db';
 import { processCpuSeconds } from '../lib/proc';
 import { max, median, min, round } from '../lib/stats';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { runInThisContext } from 'node:vm';
 import { loadConfig } from '../config/app-config';
-import { signPayload } from '../dispatch/signature';
+import { signPayload } from '../dispatch/sending/signature';
 import { openApiDescription } from './openapi-description';
 
 const SECRET = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTAxMjM=';

@@ -1,31 +1,33 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhooksModule } from '../webhooks/webhooks.module';
-import { DeliveriesController } from './deliveries.controller';
-import { DeliveriesService } from './deliveries.service';
-import { DeliveryAttempt } from './delivery-attempt.entity';
-import { Delivery } from './delivery.entity';
-import { DeliveryExpiry } from './delivery-expiry';
-import { DeliveryLog } from './delivery-log.repository';
-import { DeliveryRepository } from './delivery.repository';
-import { dispatchPoolProvider } from './dispatch-pool';
-import { DispatchSweeper } from './dispatch-sweeper';
-import { Dispatcher } from './dispatcher';
-import { EndpointDeactivation } from './endpoint-deactivation';
-import { Event } from './event.entity';
-import { EventRepository } from './event.repository';
-import { IdempotencyKeyExpiry } from './idempotency-key-expiry';
-import { PublishBatcher } from './publish-batcher';
-import { RetentionScheduler } from './retention-scheduler';
-import { WebhookSender } from './webhook-sender';
+import { DeliveriesController } from './api/deliveries.controller';
+import { DeliveriesService } from './api/deliveries.service';
+import { WebhookTestController } from './api/webhook-test.controller';
+import { WebhookTester } from './api/webhook-tester';
+import { EndpointDeactivation } from './health/endpoint-deactivation';
+import { PublishBatcher } from './publish/publish-batcher';
+import { DeliveryExpiry } from './retention/delivery-expiry';
+import { IdempotencyKeyExpiry } from './retention/idempotency-key-expiry';
+import { RetentionScheduler } from './retention/retention-scheduler';
+import { WebhookSender } from './sending/webhook-sender';
+import { DeliveryAttempt } from './store/delivery-attempt.entity';
+import { DeliveryLog } from './store/delivery-log.repository';
+import { Delivery } from './store/delivery.entity';
+import { DeliveryRepository } from './store/delivery.repository';
+import { dispatchPoolProvider } from './store/dispatch-pool';
+import { Event } from './store/event.entity';
+import { EventRepository } from './store/event.repository';
+import { DispatchSweeper } from './worker/dispatch-sweeper';
+import { Dispatcher } from './worker/dispatcher';
 
 /**
  * The event log and the delivery queue: writing events with their deliveries, claiming, signing,
- * sending, retrying, recording attempts, and the delivery log API.
+ * sending, retrying, recording attempts, the delivery log API and the endpoint test.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Event, Delivery, DeliveryAttempt]), WebhooksModule],
-  controllers: [DeliveriesController],
+  controllers: [DeliveriesController, WebhookTestController],
   providers: [
     dispatchPoolProvider,
     DeliveryRepository,
@@ -34,6 +36,7 @@ import { WebhookSender } from './webhook-sender';
     Dispatcher,
     DispatchSweeper,
     WebhookSender,
+    WebhookTester,
     EventRepository,
     PublishBatcher,
     IdempotencyKeyExpiry,
@@ -41,6 +44,6 @@ import { WebhookSender } from './webhook-sender';
     RetentionScheduler,
     DeliveryExpiry,
   ],
-  exports: [DeliveryRepository, DeliveryLog, Dispatcher, WebhookSender, EventRepository, PublishBatcher, RetentionScheduler],
+  exports: [DeliveryLog, EventRepository, PublishBatcher],
 })
 export class DispatchModule {}

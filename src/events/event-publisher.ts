@@ -7,10 +7,10 @@ import { AppConfig } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
 import { EventData, EventType, isEventType, isOperationalEventType, validateEventData } from '../catalogue/event-catalogue';
 import { batchProblems } from './batch-events';
-import { buildEnvelope, type Envelope } from '../dispatch/envelope';
+import { buildEnvelope, type Envelope } from '../catalogue/envelope';
 import { EventError } from './event.errors';
-import { EventRepository, type NewEvent } from '../dispatch/event.repository';
-import { PublishBatcher } from '../dispatch/publish-batcher';
+import { EventRepository, type NewEvent } from '../dispatch/publish';
+import { PublishBatcher } from '../dispatch/publish';
 
 export interface PublishOptions {
   /**

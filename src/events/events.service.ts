@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { DeliveryLog } from '../dispatch/delivery-log.repository';
-import { DeliveryResponse } from '../dispatch/dto/delivery.response';
+import { DeliveryLog } from '../dispatch/publish';
+import { DeliveryResponse } from '../dispatch/publish';
 import { describeCatalogue, describeEventType, type EventData, type EventType, isEventType } from '../catalogue/event-catalogue';
 import type { EventResponse, EventTypeListResponse, EventTypeResponse } from './dto/event.response';
-import type { Envelope } from '../dispatch/envelope';
+import type { Envelope } from '../catalogue/envelope';
 import { EventError } from './event.errors';
 import { type BatchEvent, EventPublisher, type PublishedEvent } from './event-publisher';
-import { EventRepository } from '../dispatch/event.repository';
+import { EventRepository } from '../dispatch/publish';
 
 @Injectable()
 export class EventsService {

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { signatureHeaders, signingSecret, signPayload } from '../dispatch/signature';
+import { signatureHeaders, signingSecret, signPayload } from '../dispatch/sending/signature';
 import { verifyWebhook, WebhookVerificationError } from './verify-webhook';
 
 const secret = 'whsec_QmFzZTY0dXJsU2VjcmV0Rm9yVGVzdHNPbmx5MTIzNDU2';

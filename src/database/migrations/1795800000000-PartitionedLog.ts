@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { idTime, timeDigits } from '../../common/ids';
 
 const DAY_MS = 86_400_000;
-/** Partitions made ahead of today, like the service's own maintenance (dispatch/partition-maintenance.ts). */
+/** Partitions made ahead of today, like the service's own maintenance (dispatch/retention/partition-maintenance.ts). */
 const AHEAD_DAYS = 7;
 
 /** Each log table, the id its partitions range over, and that id's prefix. */

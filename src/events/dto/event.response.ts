@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { DeliveryResponse, EnvelopeResponse } from '../../dispatch/dto/delivery.response';
+import { DeliveryResponse, EnvelopeResponse } from '../../dispatch/publish';
 import { EVENT_CATEGORIES, EVENT_TYPES, type EventCategory, type EventType } from '../../catalogue/event-catalogue';
 
 export class PublishedEventResponse {
@@ -51,24 +51,4 @@ export class EventTypeResponse {
 export class EventTypeListResponse {
   @ApiProperty({ type: EventTypeResponse, isArray: true })
   data: EventTypeResponse[];
-}
-
-export class TestDeliveryResponse {
-  @ApiProperty({ example: true })
-  success: boolean;
-
-  @ApiProperty({ type: Number, nullable: true, example: 200 })
-  statusCode: number | null;
-
-  @ApiProperty({ example: 37 })
-  durationMs: number;
-
-  @ApiProperty({ type: String, nullable: true, example: null })
-  error: string | null;
-
-  @ApiProperty({ example: 'evt_01jd5v1xkq8w3r0m6m2n4p7s9t' })
-  eventId: string;
-
-  @ApiProperty({ example: 'del_01jd5v1xkq8w3r0m6m2n4p7s9t' })
-  deliveryId: string;
 }
