@@ -118,6 +118,8 @@ describe('loadConfig', () => {
     ['PORTAL_FRAME_ANCESTORS', 'https://admin.example.com/pages'],
     ['MAX_ATTEMPTS_PER_DELIVERY', '0'],
     ['MAX_ATTEMPTS_PER_DELIVERY', 'many'],
+    ['EGRESS_PROXY_URL', 'https://proxy.internal:3128'],
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
   ])('rejects %s=%j with a message naming the variable', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);
@@ -176,6 +178,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ PORT: '8080' }).publicUrl).toBe('http://localhost:8080');
     expect(loadConfig({ PUBLIC_URL: 'https://Hooks.Example.com/' }).publicUrl).toBe('https://hooks.example.com');
     expect(loadConfig({ PUBLIC_URL: 'https://platform.example/hookline/' }).publicUrl).toBe('https://platform.example/hookline');
+  });
+
+  it('reads tracing and the egress proxy, both off by default', () => {
+    expect(loadConfig({})).toMatchObject({ tracing: undefined, egressProxy: undefined });
+    const config = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', EGRESS_PROXY_URL: 'http://proxy.internal:3128' });
+    expect(config.tracing?.url).toBe('http://collector:4318/v1/traces');
+    expect(config.egressProxy).toEqual({ origin: 'http://proxy.internal:3128', host: 'proxy.internal', port: 3128 });
   });
 
   it('wants MAX_ATTEMPTS_PER_DELIVERY to hold at least one whole retry schedule', () => {

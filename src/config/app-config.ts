@@ -1,9 +1,11 @@
 import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
+import { type EgressProxy, parseEgressProxy } from './egress-proxy';
 import { EnvironmentVariables, LOG_LEVELS, ROLES } from './environment-variables';
 import { parseFrameAncestors } from './frame-ancestors';
 import { formatDuration, parseDuration, parseRetrySchedule } from './retry-schedule';
+import { parseTracingConfig, type TracingConfig } from './tracing-config';
 
 export type Role = (typeof ROLES)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -77,6 +79,10 @@ export class AppConfig {
   readonly replayTimeoutMs: number;
   /** A delivery still pending this long after its event, or its latest manual retry, expires (MAX_DELIVERY_AGE). */
   readonly maxDeliveryAgeMs: number;
+  /** OpenTelemetry export from the standard OTEL_* variables; undefined: tracing is off and nothing is started. */
+  readonly tracing?: TracingConfig;
+  /** The forward proxy deliveries and token requests leave through (EGRESS_PROXY_URL); undefined: direct. */
+  readonly egressProxy?: EgressProxy;
 
   constructor(values: AppConfigValues) {
     Object.assign(this, values);
@@ -134,6 +140,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `MAX_ATTEMPTS_PER_DELIVERY (${vars.MAX_ATTEMPTS_PER_DELIVERY}) must be at least the ${retrySchedule.length} attempts of RETRY_SCHEDULE_MS`,
     );
   }
+  const tracing = parseTracingConfig(present, vars.SERVICE_NAME);
+  problems.push(...tracing.problems);
+  const egress = parseEgressProxy(vars.EGRESS_PROXY_URL);
+  problems.push(...egress.problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return new AppConfig({
@@ -173,6 +183,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxReplayDeliveries: vars.MAX_REPLAY_DELIVERIES,
     replayTimeoutMs: vars.REPLAY_TIMEOUT_MS,
     maxDeliveryAgeMs,
+    tracing: tracing.tracing,
+    egressProxy: egress.proxy,
   });
 }
 

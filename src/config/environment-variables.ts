@@ -239,4 +239,9 @@ export class EnvironmentVariables {
   /** A delivery still pending this long after its event ends `failed` (`7d`, `6s`, or ms); at least the retry schedule. */
   @DurationInRange(1_000, 365 * 86_400_000, '1s to 365d')
   MAX_DELIVERY_AGE = '7d';
+
+  /** The forward proxy deliveries and token requests leave through (`http://host:port`); checked in egress-proxy.ts. */
+  @IsOptional()
+  @IsString()
+  EGRESS_PROXY_URL?: string;
 }
