@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { EventType } from '../catalogue/event-catalogue';
+import type { ShownAuth, ShownTls } from './receiver-credentials';
 
 /** Why an endpoint is inactive: a person's PUT, a 410 Gone, or failing for too long. */
 export type DisabledReason = 'manual' | 'gone' | 'failing';
@@ -46,6 +47,20 @@ export class Webhook {
   /** AES-256-GCM ciphertext of the sensitive headers' values as `{name: value}` JSON; null when none. */
   @Column({ name: 'sensitive_headers_encrypted', type: 'text', nullable: true, select: false })
   sensitiveHeadersEncrypted?: string | null;
+
+  /** How Hookline authenticates to the receiver, as shown (no secret part); the whole is sealed in `authEncrypted`. */
+  @Column({ type: 'jsonb', nullable: true })
+  auth: ShownAuth | null;
+
+  @Column({ name: 'auth_encrypted', type: 'text', nullable: true, select: false })
+  authEncrypted?: string | null;
+
+  /** The client certificate for mutual TLS, summarised; certificate, key and authority are sealed in `tlsEncrypted`. */
+  @Column({ type: 'jsonb', nullable: true })
+  tls: ShownTls | null;
+
+  @Column({ name: 'tls_encrypted', type: 'text', nullable: true, select: false })
+  tlsEncrypted?: string | null;
 
   /** Delays before each attempt, or null for the deployment's RETRY_SCHEDULE_MS. */
   @Column({ name: 'retry_schedule', type: 'integer', array: true, nullable: true })

@@ -7,6 +7,7 @@ export enum WebhookErrorCode {
   LimitReached = 'webhook_limit_reached',
   ScheduleTooLong = 'retry_schedule_too_long',
   InvalidHeaders = 'invalid_webhook_headers',
+  InvalidCredentials = 'invalid_receiver_credentials',
 }
 
 /**
@@ -35,6 +36,11 @@ export class WebhookError extends DomainError<WebhookErrorCode> {
   /** `reason` names the header ("headers: …"). */
   static invalidHeaders(reason: string): WebhookError {
     return new WebhookError(WebhookErrorCode.InvalidHeaders, DomainErrorKind.Invalid, reason);
+  }
+
+  /** `reason` names the field of auth or tls ("auth.tokenUrl: …"). */
+  static invalidCredentials(reason: string): WebhookError {
+    return new WebhookError(WebhookErrorCode.InvalidCredentials, DomainErrorKind.Invalid, reason);
   }
 
   /** The endpoint's retrySchedule lasts longer than a delivery may stay pending (MAX_DELIVERY_AGE). */

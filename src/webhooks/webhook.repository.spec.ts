@@ -45,6 +45,8 @@ describe('WebhookRepository.insertWithinLimit', () => {
       retrySchedule: null,
       rateLimitPerSecond: null,
       ordered: false,
+      auth: null,
+      tls: null,
       disabledReason: null,
       disabledAt: null,
     };

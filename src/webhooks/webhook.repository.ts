@@ -28,6 +28,10 @@ export type WebhookChanges = Partial<
     | 'retrySchedule'
     | 'rateLimitPerSecond'
     | 'ordered'
+    | 'auth'
+    | 'authEncrypted'
+    | 'tls'
+    | 'tlsEncrypted'
     | 'disabledReason'
     | 'disabledAt'
   >
@@ -40,13 +44,22 @@ export interface StoredHeadersRow extends StoredHeaders {
 }
 
 /**
- * SQL for the revision of the endpoint `alias`'s headers: null when it has none, otherwise its
- * updated_at in microseconds, which every write of the row moves. A worker keeps an endpoint's
- * opened headers until a claim shows another revision, so a claimed row carries this number
- * rather than the headers themselves.
+ * SQL for the revision of the endpoint `alias`'s headers and receiver credentials: null when it
+ * has none, otherwise its updated_at in microseconds, which every write of the row moves. A worker
+ * keeps an endpoint's opened headers and credentials until a claim shows another revision, so a
+ * claimed row carries this number rather than the headers themselves.
  */
 export function headersRevision(alias: string): string {
-  return `CASE WHEN ${alias}.headers <> '{}'::jsonb THEN (extract(epoch FROM ${alias}.updated_at) * 1000000)::bigint::text END`;
+  return (
+    `CASE WHEN ${alias}.headers <> '{}'::jsonb OR ${alias}.auth_encrypted IS NOT NULL OR ${alias}.tls_encrypted IS NOT NULL ` +
+    `THEN (extract(epoch FROM ${alias}.updated_at) * 1000000)::bigint::text END`
+  );
+}
+
+/** What an attempt needs of its endpoint beside the envelope: headers and credentials, sealed. */
+export interface SendingRow extends StoredHeadersRow {
+  authSealed: string | null;
+  tlsSealed: string | null;
 }
 
 /** Rows read at once by the start's sealing of sensitive values stored in clear. */
@@ -60,7 +73,7 @@ export type DeactivationHandler = (manager: EntityManager, endpoint: Deactivated
 
 /** An endpoint as lists show it, timestamps already in the API's ISO form. */
 const LISTED_COLUMNS = `w.id, w.name, w.url, w.events, w.is_active AS "isActive", w.headers, w.retry_schedule AS "retrySchedule",
-    w.rate_limit_per_second AS "rateLimitPerSecond", w.ordered, w.disabled_reason AS "disabledReason", to_char(w.disabled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "disabledAt",
+    w.rate_limit_per_second AS "rateLimitPerSecond", w.ordered, w.auth, w.tls, w.disabled_reason AS "disabledReason", to_char(w.disabled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "disabledAt",
     CASE WHEN w.previous_secret_expires_at > now() THEN json_build_object('oldSecretExpiresAt',
       to_char(w.previous_secret_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS "secretRotation",
     to_char(w.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
@@ -267,11 +280,12 @@ export class WebhookRepository {
     return (result.affected ?? 0) > 0;
   }
 
-  /** The endpoints' stored headers, read for sending (endpoints that no longer exist are left out). */
-  async storedHeaders(ids: readonly string[]): Promise<StoredHeadersRow[]> {
-    return rowsOf<StoredHeadersRow>(
+  /** The endpoints' stored headers and sealed credentials, read for sending (endpoints that no longer exist are left out). */
+  async storedHeaders(ids: readonly string[]): Promise<SendingRow[]> {
+    return rowsOf<SendingRow>(
       this.webhooks.manager,
-      `SELECT w.id, coalesce(${headersRevision('w')}, '') AS revision, w.headers, w.sensitive_headers_encrypted AS sealed
+      `SELECT w.id, coalesce(${headersRevision('w')}, '') AS revision, w.headers, w.sensitive_headers_encrypted AS sealed,
+         w.auth_encrypted AS "authSealed", w.tls_encrypted AS "tlsSealed"
        FROM webhooks w WHERE w.id = ANY($1::text[])`,
       [ids],
     );

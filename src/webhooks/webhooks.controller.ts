@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiExtraModels, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, type AuthContext, endpointLimit, StoreId } from '../auth/auth-context';
 import { RequireScopes } from '../auth/require-scopes.decorator';
 import { SessionEndpoints } from '../auth/session-endpoints.decorator';
@@ -10,11 +10,13 @@ import { ListWebhooksQuery } from './dto/list-webhooks.query';
 import { UpdateWebhookDto } from './dto/update-webhook.dto';
 import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.response';
 import { RotateSecretDto } from './dto/rotate-secret.dto';
+import { RECEIVER_AUTH_MODELS } from './dto/receiver-auth.dto';
 import { WebhooksService } from './webhooks.service';
 
 const WebhookPage = PageOf(WebhookResponse, 'WebhookPage');
 
 @ApiTags('webhooks')
+@ApiExtraModels(...RECEIVER_AUTH_MODELS)
 @Controller('webhooks')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -11,6 +11,7 @@ import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.respon
 import { endpointHeadersSize, headersTooLarge, MAX_ENDPOINT_HEADERS_SIZE } from './endpoint-headers';
 import { generateSigningSecret, SecretCipher } from './secret-cipher';
 import { headersToSend, keepStoredValues, sealHeaders, type StoredHeaders } from './sensitive-headers';
+import { openAccess, sealAuth, sealTls, type ClientTls, type ReceiverAccess, type ReceiverAuth } from './receiver-credentials';
 import { UrlPolicy, UrlPolicyError } from './url-policy';
 import type { Webhook } from './webhook.entity';
 import { WebhookError } from './webhook.errors';
@@ -22,13 +23,30 @@ export interface SendableHeaders {
   headers: Record<string, string>;
   /** Set instead of `headers` when the sealed values do not open with SECRET_ENCRYPTION_KEY. */
   error?: string;
+  /** The endpoint's receiver credentials (auth, mutual TLS), opened; undefined when it has none. */
+  access?: ReceiverAccess;
 }
+
+/** The attempt's error when an endpoint's receiver credentials cannot be opened. */
+export const UNREADABLE_CREDENTIALS_ERROR =
+  "not sent: the endpoint's auth or tls cannot be decrypted with SECRET_ENCRYPTION_KEY; set them again";
 
 /** The attempt's error when an endpoint's sensitive header values cannot be opened. */
 export const UNREADABLE_HEADERS_ERROR =
   "not sent: the endpoint's sensitive header values cannot be decrypted with SECRET_ENCRYPTION_KEY; set the headers again";
 
-const UPDATABLE = ['name', 'url', 'events', 'isActive', 'headers', 'retrySchedule', 'rateLimitPerSecond', 'ordered'] as const;
+const UPDATABLE = [
+  'name',
+  'url',
+  'events',
+  'isActive',
+  'headers',
+  'retrySchedule',
+  'rateLimitPerSecond',
+  'ordered',
+  'auth',
+  'tls',
+] as const;
 
 @Injectable()
 export class WebhooksService implements OnModuleInit {
@@ -60,6 +78,7 @@ export class WebhooksService implements OnModuleInit {
     const id = newId('wh');
     // A new endpoint has no stored value to keep.
     const headers = await this.headersToStore(id, dto.headers ?? {}, async () => ({}));
+    const credentials = await this.credentialsToStore(id, dto, Object.keys(dto.headers ?? {}), null);
     const secret = generateSigningSecret();
     const limit = this.config.maxWebhooksPerStore;
     const webhook = await this.webhooks.insertWithinLimit(
@@ -77,6 +96,9 @@ export class WebhooksService implements OnModuleInit {
         retrySchedule: dto.retrySchedule ?? null,
         rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
         ordered: dto.ordered ?? false,
+        auth: null,
+        tls: null,
+        ...credentials,
         // Registered inactive: a person chose it.
         disabledReason: dto.isActive === false ? 'manual' : null,
         disabledAt: dto.isActive === false ? new Date() : null,
@@ -110,6 +132,9 @@ export class WebhooksService implements OnModuleInit {
       Object.assign(changes, { headers: stored.headers, sensitiveHeadersEncrypted: stored.sealed });
     }
     if (changes.url !== undefined) changes.url = await this.checkUrl(changes.url);
+    if (dto.auth !== undefined || dto.tls !== undefined || changes.headers !== undefined) {
+      Object.assign(changes, await this.credentialsToStore(id, dto, Object.keys(changes.headers ?? current.headers), current));
+    }
     // Re-enabling clears why it was disabled; a person disabling an active endpoint is the reason.
     if (changes.isActive === true) Object.assign(changes, { disabledReason: null, disabledAt: null });
     if (changes.isActive === false && current.isActive) Object.assign(changes, { disabledReason: 'manual', disabledAt: new Date() });
@@ -154,10 +179,17 @@ export class WebhooksService implements OnModuleInit {
     const rows = await this.webhooks.storedHeaders(ids);
     const answer = new Map<string, SendableHeaders>();
     for (const row of rows) {
+      let headers: Record<string, string>;
       try {
-        answer.set(row.id, { revision: row.revision, headers: headersToSend(this.cipher, row.id, row) });
+        headers = headersToSend(this.cipher, row.id, row);
       } catch {
         answer.set(row.id, { revision: row.revision, headers: {}, error: UNREADABLE_HEADERS_ERROR });
+        continue;
+      }
+      try {
+        answer.set(row.id, { revision: row.revision, headers, access: openAccess(this.cipher, row.id, row) });
+      } catch {
+        answer.set(row.id, { revision: row.revision, headers: {}, error: UNREADABLE_CREDENTIALS_ERROR });
       }
     }
     return answer;
@@ -190,6 +222,52 @@ export class WebhooksService implements OnModuleInit {
     const size = endpointHeadersSize(headers);
     if (size > MAX_ENDPOINT_HEADERS_SIZE) throw WebhookError.invalidHeaders(headersTooLarge(size));
     return sealHeaders(this.cipher, id, headers);
+  }
+
+  /**
+   * The stored form of the `auth` and `tls` given (left out: unchanged; null: removed), after the
+   * URL policy has accepted an OAuth2 token URL. Refused when auth would be set beside an
+   * Authorization header (`headerNames`, as they will be): which of the two is sent would be a guess.
+   */
+  private async credentialsToStore(
+    id: string,
+    given: { auth?: ReceiverAuth | null; tls?: ClientTls | null },
+    headerNames: readonly string[],
+    current: Pick<Webhook, 'auth'> | null,
+  ): Promise<WebhookChanges> {
+    const changes: WebhookChanges = {};
+    const auth = given.auth === undefined ? current?.auth : given.auth;
+    if (auth && headerNames.some((name) => name.toLowerCase() === 'authorization')) {
+      throw WebhookError.invalidCredentials(
+        'auth: an endpoint with auth sends its own Authorization header; remove Authorization from headers, or set auth to null',
+      );
+    }
+    if (given.auth !== undefined) {
+      let value = given.auth;
+      if (value?.type === 'oauth2') value = { ...value, tokenUrl: await this.checkTokenUrl(value.tokenUrl) };
+      const sealed = sealAuth(this.cipher, id, value);
+      Object.assign(changes, { auth: sealed.auth, authEncrypted: sealed.authSealed });
+    }
+    if (given.tls !== undefined) {
+      const sealed = sealTls(this.cipher, id, given.tls);
+      Object.assign(changes, { tls: sealed.tls, tlsEncrypted: sealed.tlsSealed });
+    }
+    return changes;
+  }
+
+  private async checkTokenUrl(raw: string): Promise<string> {
+    try {
+      return (await this.urlPolicy.assertRegistrable(raw)).toString();
+    } catch (error) {
+      // The policy's sentences name `url`; here they are about the token URL.
+      if (error instanceof UrlPolicyError) {
+        const reason = error.message.startsWith('url ')
+          ? error.message.replace(/^url/, 'auth.tokenUrl')
+          : `auth.tokenUrl: ${error.message}`;
+        throw WebhookError.invalidCredentials(reason);
+      }
+      throw error;
+    }
   }
 
   /** An endpoint's headers as stored now, every value in clear. */

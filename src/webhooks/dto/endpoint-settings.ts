@@ -2,6 +2,8 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsInt, Max, Min, ValidateBy, ValidateIf } from 'class-validator';
 import { retryScheduleProblems } from '../../config/retry-schedule';
 import { endpointHeaderProblems } from '../endpoint-headers';
+import { clientTlsProblems, receiverAuthProblems, type ClientTls, type ReceiverAuth } from '../receiver-credentials';
+import { AUTH_INPUT_SCHEMA, ClientTlsDto } from './receiver-auth.dto';
 
 /** A class-validator rule whose message is the problems a checker found, each naming the field. */
 function Checked(name: string, problems: (value: unknown) => string[]): PropertyDecorator {
@@ -81,4 +83,27 @@ export class EndpointSettingsDto {
   @ValidateIf((_dto: object, value: unknown) => value !== undefined)
   @IsBoolean({ message: 'ordered must be a boolean' })
   ordered?: boolean;
+
+  @ApiPropertyOptional({
+    ...AUTH_INPUT_SCHEMA,
+    nullable: true,
+    description:
+      'How Hookline authenticates to the receiver: HTTP Basic, a bearer token, or an OAuth2 access token of the client-credentials grant, ' +
+      'sent as Authorization on every attempt (test deliveries too). Secret parts are stored encrypted and never returned. ' +
+      'On PUT an object replaces the whole setting (secret included) and null removes it. Default null.',
+  })
+  @ValidateIf((_dto: object, value: unknown) => value !== undefined && value !== null)
+  @Checked('receiverAuth', receiverAuthProblems)
+  auth?: ReceiverAuth | null;
+
+  @ApiPropertyOptional({
+    type: ClientTlsDto,
+    nullable: true,
+    description:
+      'A client certificate for mutual TLS, and optionally a private authority to trust for the receiver. The key is stored encrypted ' +
+      'and never returned. On PUT an object replaces the whole setting and null removes it. Default null.',
+  })
+  @ValidateIf((_dto: object, value: unknown) => value !== undefined && value !== null)
+  @Checked('clientTls', (value) => clientTlsProblems(value))
+  tls?: ClientTls | null;
 }

@@ -3,6 +3,8 @@ import type { DisabledReason } from '../webhook.entity';
 import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import type { Webhook } from '../webhook.entity';
 import { showHeaders } from '../sensitive-headers';
+import type { ShownAuth, ShownTls } from '../receiver-credentials';
+import { AUTH_RESPONSE_SCHEMA, ClientTlsResponse } from './receiver-auth.dto';
 
 export class SecretRotationResponse {
   @ApiProperty({ example: '2026-11-23T10:00:00.000Z', description: 'Until then deliveries are signed with both secrets' })
@@ -58,6 +60,28 @@ export class WebhookResponse {
   ordered: boolean;
 
   @ApiProperty({
+    ...AUTH_RESPONSE_SCHEMA,
+    nullable: true,
+    example: {
+      type: 'oauth2',
+      tokenUrl: 'https://auth.erp.example.com/oauth/token',
+      clientId: 'hookline-berlin',
+      scope: null,
+      audience: null,
+    },
+    description:
+      'How Hookline authenticates to the receiver: the method and its non-secret fields (never a password, token or client secret); null: none',
+  })
+  auth: ShownAuth | null;
+
+  @ApiProperty({
+    type: ClientTlsResponse,
+    nullable: true,
+    description: 'The client certificate of mutual TLS, summarised; null: none',
+  })
+  tls: ShownTls | null;
+
+  @ApiProperty({
     enum: ['manual', 'gone', 'failing'],
     nullable: true,
     example: 'gone',
@@ -99,6 +123,8 @@ export class WebhookResponse {
       retrySchedule: webhook.retrySchedule,
       rateLimitPerSecond: webhook.rateLimitPerSecond,
       ordered: webhook.ordered,
+      auth: webhook.auth ?? null,
+      tls: webhook.tls ?? null,
       disabledReason: webhook.disabledReason,
       disabledAt: webhook.disabledAt?.toISOString() ?? null,
       secretRotation:

@@ -420,28 +420,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/webhooks/{id}/test': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Send one signed webhook.test delivery now and report the result
-     * @description Attempted once, synchronously, whether the endpoint is active or not; recorded in the delivery log.
-     *
-     *     Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
-     */
-    post: operations['WebhookTestController_test'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   '/webhooks/{id}/deliveries': {
     parameters: {
       query?: never;
@@ -542,6 +520,28 @@ export interface paths {
      *     Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
      */
     post: operations['DeliveriesController_retry'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/webhooks/{id}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send one signed webhook.test delivery now and report the result
+     * @description Attempted once, synchronously, whether the endpoint is active or not; recorded in the delivery log.
+     *
+     *     Requires an API key with the scope `webhooks:write` (or a portal session’s token holding it).
+     */
+    post: operations['WebhookTestController_test'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1217,6 +1217,122 @@ export interface components {
        */
       code: string;
     };
+    BasicAuthDto: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'BasicAuthDto';
+      /**
+       * @description No ":" (RFC 7617)
+       * @example hookline
+       */
+      username: string;
+      /**
+       * @description Stored encrypted, never returned
+       * @example correct horse battery staple
+       */
+      password: string;
+    };
+    BearerAuthDto: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'BearerAuthDto';
+      /**
+       * @description Visible ASCII; stored encrypted, never returned
+       * @example sk_live_4f9a1c7e2b
+       */
+      token: string;
+    };
+    OAuth2AuthDto: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'OAuth2AuthDto';
+      /**
+       * @description Token endpoint of the client-credentials grant; the same rules as the endpoint url (https://, public address)
+       * @example https://auth.erp.example.com/oauth/token
+       */
+      tokenUrl: string;
+      /** @example hookline-berlin */
+      clientId: string;
+      /**
+       * @description Stored encrypted, never returned
+       * @example cs_9b1f7a
+       */
+      clientSecret: string;
+      /**
+       * @description Sent as the scope parameter of the token request
+       * @example webhooks:write
+       */
+      scope?: string;
+      /**
+       * @description Sent as the audience parameter (Auth0 and others ask for one)
+       * @example https://erp.example.com
+       */
+      audience?: string;
+    };
+    BasicAuthResponse: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'BasicAuthResponse';
+      /** @example hookline */
+      username: string;
+    };
+    BearerAuthResponse: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'BearerAuthResponse';
+    };
+    OAuth2AuthResponse: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      type: 'OAuth2AuthResponse';
+      /** @example https://auth.erp.example.com/oauth/token */
+      tokenUrl: string;
+      /** @example hookline-berlin */
+      clientId: string;
+      /** @example webhooks:write */
+      scope: string | null;
+      /** @example null */
+      audience: string | null;
+    };
+    CertificateSummaryResponse: {
+      /** @example CN=hookline-berlin, O=Example GmbH */
+      subject: string;
+      /** @example CN=Example Private CA */
+      issuer: string;
+      /**
+       * @description SHA-256 of the certificate, colon-separated hex
+       * @example 5E:0A:…:C4
+       */
+      fingerprint: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-01T00:00:00.000Z
+       */
+      validFrom: string;
+      /**
+       * Format: date-time
+       * @example 2027-11-01T00:00:00.000Z
+       */
+      validTo: string;
+    };
+    ClientTlsResponse: {
+      /** @description The client certificate sent for mutual TLS (its key is never returned) */
+      clientCertificate: components['schemas']['CertificateSummaryResponse'];
+      /** @description The authorities the receiver's certificate must chain to; null: the public ones */
+      ca: components['schemas']['CertificateSummaryResponse'][] | null;
+    };
     SecretRotationResponse: {
       /**
        * @description Until then deliveries are signed with both secrets
@@ -1293,6 +1409,25 @@ export interface components {
        */
       ordered: boolean;
       /**
+       * @description How Hookline authenticates to the receiver: the method and its non-secret fields (never a password, token or client secret); null: none
+       * @example {
+       *       "type": "oauth2",
+       *       "tokenUrl": "https://auth.erp.example.com/oauth/token",
+       *       "clientId": "hookline-berlin",
+       *       "scope": null,
+       *       "audience": null
+       *     }
+       */
+      auth:
+        | (
+            | components['schemas']['BasicAuthResponse']
+            | components['schemas']['BearerAuthResponse']
+            | components['schemas']['OAuth2AuthResponse']
+          )
+        | null;
+      /** @description The client certificate of mutual TLS, summarised; null: none */
+      tls: (components['schemas']['ClientTlsResponse'] | null) & components['schemas']['ClientTlsResponse'];
+      /**
        * @description Why the endpoint is inactive: a PUT {isActive: false}, a 410 Gone answer, or failing for too long. null while active.
        * @example gone
        * @enum {string|null}
@@ -1320,6 +1455,29 @@ export interface components {
       data: components['schemas']['WebhookResponse'][];
       /** @description Pass as `cursor` for the next page; null on the last page */
       nextCursor: string | null;
+    };
+    ClientTlsDto: {
+      /**
+       * @description PEM client certificate, optionally followed by its intermediates; must be in force and match clientKey
+       * @example -----BEGIN CERTIFICATE-----
+       *     …
+       *     -----END CERTIFICATE-----
+       */
+      clientCertificate: string;
+      /**
+       * @description Unencrypted PEM private key of the certificate; stored encrypted, never returned
+       * @example -----BEGIN PRIVATE KEY-----
+       *     …
+       *     -----END PRIVATE KEY-----
+       */
+      clientKey: string;
+      /**
+       * @description PEM authorities the receiver's certificate must chain to, instead of the public ones (a private authority)
+       * @example -----BEGIN CERTIFICATE-----
+       *     …
+       *     -----END CERTIFICATE-----
+       */
+      ca?: string;
     };
     CreateWebhookDto: {
       /**
@@ -1394,6 +1552,11 @@ export interface components {
        * @example false
        */
       ordered?: boolean;
+      /** @description How Hookline authenticates to the receiver: HTTP Basic, a bearer token, or an OAuth2 access token of the client-credentials grant, sent as Authorization on every attempt (test deliveries too). Secret parts are stored encrypted and never returned. On PUT an object replaces the whole setting (secret included) and null removes it. Default null. */
+      auth?:
+        (components['schemas']['BasicAuthDto'] | components['schemas']['BearerAuthDto'] | components['schemas']['OAuth2AuthDto']) | null;
+      /** @description A client certificate for mutual TLS, and optionally a private authority to trust for the receiver. The key is stored encrypted and never returned. On PUT an object replaces the whole setting and null removes it. Default null. */
+      tls?: (components['schemas']['ClientTlsDto'] | null) & components['schemas']['ClientTlsDto'];
     };
     WebhookWithSecretResponse: {
       /** @example wh_01jd5v1xkq8w3r0m6m2n4p7s9t */
@@ -1463,6 +1626,25 @@ export interface components {
        * @example false
        */
       ordered: boolean;
+      /**
+       * @description How Hookline authenticates to the receiver: the method and its non-secret fields (never a password, token or client secret); null: none
+       * @example {
+       *       "type": "oauth2",
+       *       "tokenUrl": "https://auth.erp.example.com/oauth/token",
+       *       "clientId": "hookline-berlin",
+       *       "scope": null,
+       *       "audience": null
+       *     }
+       */
+      auth:
+        | (
+            | components['schemas']['BasicAuthResponse']
+            | components['schemas']['BearerAuthResponse']
+            | components['schemas']['OAuth2AuthResponse']
+          )
+        | null;
+      /** @description The client certificate of mutual TLS, summarised; null: none */
+      tls: (components['schemas']['ClientTlsResponse'] | null) & components['schemas']['ClientTlsResponse'];
       /**
        * @description Why the endpoint is inactive: a PUT {isActive: false}, a 410 Gone answer, or failing for too long. null while active.
        * @example gone
@@ -1565,6 +1747,11 @@ export interface components {
        * @example false
        */
       ordered?: boolean;
+      /** @description How Hookline authenticates to the receiver: HTTP Basic, a bearer token, or an OAuth2 access token of the client-credentials grant, sent as Authorization on every attempt (test deliveries too). Secret parts are stored encrypted and never returned. On PUT an object replaces the whole setting (secret included) and null removes it. Default null. */
+      auth?:
+        (components['schemas']['BasicAuthDto'] | components['schemas']['BearerAuthDto'] | components['schemas']['OAuth2AuthDto']) | null;
+      /** @description A client certificate for mutual TLS, and optionally a private authority to trust for the receiver. The key is stored encrypted and never returned. On PUT an object replaces the whole setting and null removes it. Default null. */
+      tls?: (components['schemas']['ClientTlsDto'] | null) & components['schemas']['ClientTlsDto'];
     };
     RotateSecretDto: {
       /**
@@ -1828,20 +2015,6 @@ export interface components {
     EventTypeListResponse: {
       data: components['schemas']['EventTypeResponse'][];
     };
-    TestDeliveryResponse: {
-      /** @example true */
-      success: boolean;
-      /** @example 200 */
-      statusCode: number | null;
-      /** @example 37 */
-      durationMs: number;
-      /** @example null */
-      error: string | null;
-      /** @example evt_01jd5v1xkq8w3r0m6m2n4p7s9t */
-      eventId: string;
-      /** @example del_01jd5v1xkq8w3r0m6m2n4p7s9t */
-      deliveryId: string;
-    };
     DeliveryPage: {
       data: components['schemas']['DeliveryResponse'][];
       /** @description Pass as `cursor` for the next page; null on the last page */
@@ -1971,6 +2144,20 @@ export interface components {
       /** @description The envelope, exactly as sent */
       event: components['schemas']['EnvelopeResponse'];
       attempts: components['schemas']['AttemptResponse'][];
+    };
+    TestDeliveryResponse: {
+      /** @example true */
+      success: boolean;
+      /** @example 200 */
+      statusCode: number | null;
+      /** @example 37 */
+      durationMs: number;
+      /** @example null */
+      error: string | null;
+      /** @example evt_01jd5v1xkq8w3r0m6m2n4p7s9t */
+      eventId: string;
+      /** @example del_01jd5v1xkq8w3r0m6m2n4p7s9t */
+      deliveryId: string;
     };
     OrderEventData: {
       /** @description Order identifier. */
@@ -2231,9 +2418,18 @@ export type PortalBrandingResponse = components['schemas']['PortalBrandingRespon
 export type PortalSessionResponse = components['schemas']['PortalSessionResponse'];
 export type MeResponse = components['schemas']['MeResponse'];
 export type ExchangePortalCodeDto = components['schemas']['ExchangePortalCodeDto'];
+export type BasicAuthDto = components['schemas']['BasicAuthDto'];
+export type BearerAuthDto = components['schemas']['BearerAuthDto'];
+export type OAuth2AuthDto = components['schemas']['OAuth2AuthDto'];
+export type BasicAuthResponse = components['schemas']['BasicAuthResponse'];
+export type BearerAuthResponse = components['schemas']['BearerAuthResponse'];
+export type OAuth2AuthResponse = components['schemas']['OAuth2AuthResponse'];
+export type CertificateSummaryResponse = components['schemas']['CertificateSummaryResponse'];
+export type ClientTlsResponse = components['schemas']['ClientTlsResponse'];
 export type SecretRotationResponse = components['schemas']['SecretRotationResponse'];
 export type WebhookResponse = components['schemas']['WebhookResponse'];
 export type WebhookPage = components['schemas']['WebhookPage'];
+export type ClientTlsDto = components['schemas']['ClientTlsDto'];
 export type CreateWebhookDto = components['schemas']['CreateWebhookDto'];
 export type WebhookWithSecretResponse = components['schemas']['WebhookWithSecretResponse'];
 export type UpdateWebhookDto = components['schemas']['UpdateWebhookDto'];
@@ -2247,7 +2443,6 @@ export type DeliveryResponse = components['schemas']['DeliveryResponse'];
 export type EventResponse = components['schemas']['EventResponse'];
 export type EventTypeResponse = components['schemas']['EventTypeResponse'];
 export type EventTypeListResponse = components['schemas']['EventTypeListResponse'];
-export type TestDeliveryResponse = components['schemas']['TestDeliveryResponse'];
 export type DeliveryPage = components['schemas']['DeliveryPage'];
 export type RetryFailedDto = components['schemas']['RetryFailedDto'];
 export type RetryFailedResponse = components['schemas']['RetryFailedResponse'];
@@ -2256,6 +2451,7 @@ export type ReplayResponse = components['schemas']['ReplayResponse'];
 export type EnvelopeResponse = components['schemas']['EnvelopeResponse'];
 export type AttemptResponse = components['schemas']['AttemptResponse'];
 export type DeliveryDetailResponse = components['schemas']['DeliveryDetailResponse'];
+export type TestDeliveryResponse = components['schemas']['TestDeliveryResponse'];
 export type OrderEventData = components['schemas']['OrderEventData'];
 export type OrderCancelledData = components['schemas']['OrderCancelledData'];
 export type OrderStatusChangedData = components['schemas']['OrderStatusChangedData'];
@@ -3956,65 +4152,6 @@ export interface operations {
       };
     };
   };
-  WebhookTestController_test: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['TestDeliveryResponse'];
-        };
-      };
-      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponse'];
-        };
-      };
-      /** @description The key lacks the scope webhooks:write */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponse'];
-        };
-      };
-      /** @description Unknown id (or one that belongs to another store) */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponse'];
-        };
-      };
-      /** @description Rate limit exceeded */
-      429: {
-        headers: {
-          /** @description Seconds to wait before the next request */
-          'Retry-After'?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorResponse'];
-        };
-      };
-    };
-  };
   DeliveriesController_list: {
     parameters: {
       query?: {
@@ -4396,6 +4533,65 @@ export interface operations {
       };
       /** @description State conflict */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Rate limit exceeded */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  WebhookTestController_test: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TestDeliveryResponse'];
+        };
+      };
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description The key lacks the scope webhooks:write */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Unknown id (or one that belongs to another store) */
+      404: {
         headers: {
           [name: string]: unknown;
         };
