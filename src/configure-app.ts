@@ -4,6 +4,8 @@ import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import { httpMetrics } from './observability/http-metrics';
 import { Metrics } from './observability/metrics';
+import { TraceContextInterceptor } from './observability/trace-context.interceptor';
+import { Tracing } from './observability/tracing';
 import { HTTP_LOGGER, requestId } from './observability/logging.module';
 import type { AppConfig } from './config/app-config';
 import { API_PREFIX, PREFIX_OPTIONS } from './common/api-prefix';
@@ -70,5 +72,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): vo
       res.status(404).json(errorBody(404, 'This process runs with ROLE=worker; the API is served by ROLE=api or ROLE=all'));
     });
   }
+  // Only with tracing on: off, requests do not pass through it at all.
+  if (app.get(Tracing).enabled) app.useGlobalInterceptors(new TraceContextInterceptor());
   setupSwagger(app, config, eventWebhooks());
 }
