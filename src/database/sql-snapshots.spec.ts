@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { readSnapshot, snapshotPath, snapshotText, statementFiles, statementsOf } from './sql-snapshots';
 
 /**
- * Every named statement of every `*.sql.ts` in src/ against its checked-in `.sql` snapshot, so a
+ * Every named statement of every `*.sql.ts` in src/ against its checked-in `.snapshot.sql`, so a
  * change to the SQL shows in review as SQL. `npm run sql:snapshots` rewrites the snapshots.
  */
 const UPDATE = process.env.UPDATE_SQL_SNAPSHOTS === '1';

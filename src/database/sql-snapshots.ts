@@ -29,9 +29,9 @@ export function snapshotText(statements: readonly Statement[]): string {
   return statements.map((statement) => `-- ${statement.name}\n${statement.text};\n`).join('\n');
 }
 
-/** The snapshot file beside `foo.sql.ts`: `foo.sql`. */
+/** The snapshot file beside `foo.sql.ts`: `foo.snapshot.sql` (not `foo.sql`, which an import of `./foo.sql` would find first). */
 export function snapshotPath(sqlModule: string): string {
-  return sqlModule.replace(/\.sql\.ts$/, '.sql');
+  return sqlModule.replace(/\.sql\.ts$/, '.snapshot.sql');
 }
 
 /** What a snapshot holds now, or null when it has none yet. */

@@ -37,10 +37,10 @@ describe('typeormSql and rowsOf', () => {
 });
 
 describe('SQL snapshots', () => {
-  it('lists a module’s statements under their names, and sits beside it as .sql', () => {
+  it('lists a module’s statements under their names, and sits beside it as .snapshot.sql', () => {
     const module = { A: statement('a', 'SELECT 1'), B: statement('b', 'SELECT 2'), LIMIT: 5 };
     expect(statementsOf(module).map((s) => s.name)).toEqual(['a', 'b']);
     expect(snapshotText(statementsOf(module))).toBe('-- a\nSELECT 1;\n\n-- b\nSELECT 2;\n');
-    expect(snapshotPath('/x/store/delivery-log.sql.ts')).toBe('/x/store/delivery-log.sql');
+    expect(snapshotPath('/x/store/delivery-log.sql.ts')).toBe('/x/store/delivery-log.snapshot.sql');
   });
 });

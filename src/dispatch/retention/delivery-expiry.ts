@@ -4,7 +4,8 @@ import { formatDuration } from '../../config/retry-schedule';
 import { SqlPool } from '../../database/sql-pool';
 import { Metrics } from '../../observability/metrics';
 import { errorMessage } from '../../common/failure-log';
-import { sqlIdFloor } from '../store/sql-id-floor';
+import { poolSql } from '../../database/sql';
+import { EXPIRE_DELIVERIES } from '../store/delivery-expiry.sql';
 
 /** Deliveries ended by one statement; a larger backlog takes several, each short. */
 export const EXPIRY_BATCH = 5_000;
@@ -21,32 +22,6 @@ export function expiredDeliveryError(maxAgeMs: number): string {
 export function expiryIntervalMs(maxAgeMs: number): number {
   return Math.min(30_000, Math.max(1_000, Math.floor(maxAgeMs / 6)));
 }
-
-/**
- * The pending deliveries older than `$1` ms, at most `$2`, ended `failed` with `$3` as their last
- * error. Old means on the database's clock: the event's time (the id, which also lets PostgreSQL
- * skip every day partition younger than the age) and the delivery's own `created_at` (a replay
- * creates it later) and `restarted_at` (a person's retry) all that far back. Waiting ones are
- * included whatever holds them: a retry not yet due, an ordered delivery held behind an earlier
- * one (`next_attempt_at` NULL), one a rate limit put off. One in flight is left to finish its
- * attempt (its lease still runs); one whose worker died (the lease ran out) is not. SKIP LOCKED,
- * so a claim and another process's expiry are never waited for.
- */
-const EXPIRE = `
-  WITH expired AS (
-    SELECT id, store_id FROM deliveries
-    WHERE status = 'pending'
-      AND id < ${sqlIdFloor('del', 'now() - make_interval(secs => $1::double precision / 1000)')}
-      AND created_at <= now() - make_interval(secs => $1::double precision / 1000)
-      AND (restarted_at IS NULL OR restarted_at <= now() - make_interval(secs => $1::double precision / 1000))
-      AND (lease_token IS NULL OR next_attempt_at <= now())
-    LIMIT $2
-    FOR UPDATE SKIP LOCKED
-  )
-  UPDATE deliveries d
-  SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $3, updated_at = now()
-  FROM expired x
-  WHERE d.id = x.id AND d.store_id = x.store_id`;
 
 /**
  * Ends every delivery still pending MAX_DELIVERY_AGE after its event (docs/reliability.md), so
@@ -82,9 +57,13 @@ export class DeliveryExpiry implements OnApplicationBootstrap, OnApplicationShut
     try {
       const error = expiredDeliveryError(this.config.maxDeliveryAgeMs);
       for (;;) {
-        const result = await this.pool.query(EXPIRE, [this.config.maxDeliveryAgeMs, batch, error]);
-        total += result.rowCount ?? 0;
-        if ((result.rowCount ?? 0) < batch) break;
+        const [{ ended }] = await poolSql(this.pool).rows<{ ended: number }>(EXPIRE_DELIVERIES, [
+          this.config.maxDeliveryAgeMs,
+          batch,
+          error,
+        ]);
+        total += ended;
+        if (ended < batch) break;
       }
     } catch (error) {
       this.logger.warn(`could not expire old deliveries: ${errorMessage(error)}`);

@@ -1,0 +1,34 @@
+import { statement } from '../../database/sql';
+import { sqlIdFloor } from './sql-id-floor';
+
+/**
+ * The pending deliveries older than `$1` ms, at most `$2`, ended `failed` with `$3` as their last
+ * error. Old means on the database's clock: the event's time (the id, which also lets PostgreSQL
+ * skip every day partition younger than the age) and the delivery's own `created_at` (a replay
+ * creates it later) and `restarted_at` (a person's retry) all that far back. Waiting ones are
+ * included whatever holds them: a retry not yet due, an ordered delivery held behind an earlier
+ * one (`next_attempt_at` NULL), one a rate limit put off. One in flight is left to finish its
+ * attempt (its lease still runs); one whose worker died (the lease ran out) is not. SKIP LOCKED,
+ * so a claim and another process's expiry are never waited for. Answers how many it ended.
+ */
+export const EXPIRE_DELIVERIES = statement(
+  'expire-deliveries',
+  `
+  WITH expired AS (
+    SELECT id, store_id FROM deliveries
+    WHERE status = 'pending'
+      AND id < ${sqlIdFloor('del', 'now() - make_interval(secs => $1::double precision / 1000)')}
+      AND created_at <= now() - make_interval(secs => $1::double precision / 1000)
+      AND (restarted_at IS NULL OR restarted_at <= now() - make_interval(secs => $1::double precision / 1000))
+      AND (lease_token IS NULL OR next_attempt_at <= now())
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+  ), ended AS (
+    UPDATE deliveries d
+    SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $3, updated_at = now()
+    FROM expired x
+    WHERE d.id = x.id AND d.store_id = x.store_id
+    RETURNING 1
+  )
+  SELECT count(*)::int AS ended FROM ended`,
+);
