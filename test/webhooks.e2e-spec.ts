@@ -22,6 +22,7 @@ const WEBHOOK_KEYS = [
   'disabledAt',
   'disabledReason',
   'events',
+  'filter',
   'headers',
   'id',
   'isActive',
@@ -346,7 +347,11 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
     });
 
     it.each<[string, unknown, string]>([
-      ['an empty body', {}, 'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered'],
+      [
+        'an empty body',
+        {},
+        'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered, filter',
+      ],
       ['name empty', { name: '' }, 'name must be 1 to 200 characters'],
       ['name of 201 characters', { name: 'x'.repeat(201) }, 'name must be 1 to 200 characters'],
       ['name null', { name: null }, 'name must be a string'],
@@ -382,7 +387,7 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       await expectError(
         await t.api(`/webhooks/${hook.id}`, { method: 'PUT' }),
         400,
-        'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered',
+        'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered, filter',
       );
       await expectError(
         await t.api(`/webhooks/${hook.id}`, { method: 'PUT', body: '{"name":', headers: { 'Content-Type': 'application/json' } }),

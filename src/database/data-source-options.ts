@@ -11,6 +11,7 @@ import { SensitiveHeaders1796100000000 } from './migrations/1796100000000-Sensit
 import { DeliveriesDueByStore1796400000000 } from './migrations/1796400000000-DeliveriesDueByStore';
 import { DueIndexOfUnleased1796400000001 } from './migrations/1796400000001-DueIndexOfUnleased';
 import { PortalSessions1796500000000 } from './migrations/1796500000000-PortalSessions';
+import { ContentFilters1796600000000 } from './migrations/1796600000000-ContentFilters';
 import { ReceiverAuthentication1796700000000 } from './migrations/1796700000000-ReceiverAuthentication';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
@@ -27,6 +28,7 @@ export const MIGRATIONS = [
   DeliveriesDueByStore1796400000000,
   DueIndexOfUnleased1796400000001,
   PortalSessions1796500000000,
+  ContentFilters1796600000000,
   ReceiverAuthentication1796700000000,
 ];
 

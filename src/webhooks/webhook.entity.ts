@@ -74,6 +74,10 @@ export class Webhook {
   @Column({ type: 'boolean' })
   ordered: boolean;
 
+  /** The content filter as given (a SQL/JSON path predicate); null: every event of its types. */
+  @Column({ type: 'text', nullable: true })
+  filter: string | null;
+
   @Column({ name: 'disabled_reason', type: 'text', nullable: true })
   disabledReason: DisabledReason | null;
 

@@ -6,6 +6,7 @@ export enum WebhookErrorCode {
   NothingToUpdate = 'nothing_to_update',
   LimitReached = 'webhook_limit_reached',
   ScheduleTooLong = 'retry_schedule_too_long',
+  InvalidFilter = 'invalid_filter',
   InvalidHeaders = 'invalid_webhook_headers',
   InvalidCredentials = 'invalid_receiver_credentials',
 }
@@ -41,6 +42,11 @@ export class WebhookError extends DomainError<WebhookErrorCode> {
   /** `reason` names the field of auth or tls ("auth.tokenUrl: …"). */
   static invalidCredentials(reason: string): WebhookError {
     return new WebhookError(WebhookErrorCode.InvalidCredentials, DomainErrorKind.Invalid, reason);
+  }
+
+  /** `reason` starts with the field, `filter` (the parser's message, say). */
+  static invalidFilter(reason: string): WebhookError {
+    return new WebhookError(WebhookErrorCode.InvalidFilter, DomainErrorKind.Invalid, reason);
   }
 
   /** The endpoint's retrySchedule lasts longer than a delivery may stay pending (MAX_DELIVERY_AGE). */

@@ -38,6 +38,7 @@ describe('WebhookRepository.insertWithinLimit', () => {
       name: id,
       url: 'https://x.test/',
       events: ['order.created'],
+      filter: null,
       isActive: true,
       secretEncrypted: 'sealed',
       previousSecretExpiresAt: null,

@@ -6,6 +6,7 @@ import { SqlPool } from '../database/sql-pool';
 import type { EventType } from '../catalogue/event-catalogue';
 import type { WebhookResponse } from './dto/webhook.response';
 import { rowsOf } from '../database/sql';
+import { inputRefusal } from './content-filter';
 import { showHeaders, type StoredHeaders } from './sensitive-headers';
 import { Webhook, type DisabledReason } from './webhook.entity';
 
@@ -22,6 +23,7 @@ export type WebhookChanges = Partial<
     | 'name'
     | 'url'
     | 'events'
+    | 'filter'
     | 'isActive'
     | 'headers'
     | 'sensitiveHeadersEncrypted'
@@ -72,7 +74,7 @@ export type DeactivatedEndpoint = Pick<Webhook, 'id' | 'storeId' | 'name' | 'url
 export type DeactivationHandler = (manager: EntityManager, endpoint: DeactivatedEndpoint) => Promise<void>;
 
 /** An endpoint as lists show it, timestamps already in the API's ISO form. */
-const LISTED_COLUMNS = `w.id, w.name, w.url, w.events, w.is_active AS "isActive", w.headers, w.retry_schedule AS "retrySchedule",
+const LISTED_COLUMNS = `w.id, w.name, w.url, w.events, w.filter, w.is_active AS "isActive", w.headers, w.retry_schedule AS "retrySchedule",
     w.rate_limit_per_second AS "rateLimitPerSecond", w.ordered, w.auth, w.tls, w.disabled_reason AS "disabledReason", to_char(w.disabled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "disabledAt",
     CASE WHEN w.previous_secret_expires_at > now() THEN json_build_object('oldSecretExpiresAt',
       to_char(w.previous_secret_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS "secretRotation",
@@ -335,6 +337,37 @@ export class WebhookRepository {
       [id],
     );
     return row;
+  }
+
+  /** PostgreSQL's own printing of a content filter, or its parser's refusal in its words. */
+  async parseFilter(filter: string): Promise<{ canonical: string } | { refusal: string }> {
+    try {
+      const [{ canonical }] = await rowsOf<{ canonical: string }>(this.webhooks.manager, `SELECT $1::jsonpath::text AS canonical`, [filter]);
+      return { canonical };
+    } catch (error) {
+      const refusal = inputRefusal(error);
+      if (refusal === undefined) throw error;
+      return { refusal };
+    }
+  }
+
+  /**
+   * Whether the filter matches the event, evaluated as the fan-out evaluates it; the refusal of an
+   * event PostgreSQL cannot read as jsonb. The filter must have parsed ({@link parseFilter}).
+   */
+  async matchesFilter(filter: string, event: unknown): Promise<{ matches: boolean } | { refusal: string }> {
+    try {
+      const [{ matches }] = await rowsOf<{ matches: boolean }>(
+        this.webhooks.manager,
+        `SELECT hookline_filter_matches($2::jsonb, $1::jsonpath) AS matches`,
+        [filter, JSON.stringify(event)],
+      );
+      return { matches };
+    } catch (error) {
+      const refusal = inputRefusal(error);
+      if (refusal === undefined) throw error;
+      return { refusal };
+    }
   }
 
   /** The newest endpoints' sealed signing secrets (the start's check of SECRET_ENCRYPTION_KEY). */

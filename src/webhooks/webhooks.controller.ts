@@ -10,6 +10,8 @@ import { ListWebhooksQuery } from './dto/list-webhooks.query';
 import { UpdateWebhookDto } from './dto/update-webhook.dto';
 import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.response';
 import { RotateSecretDto } from './dto/rotate-secret.dto';
+import { FilterTestDto } from './dto/filter-test.dto';
+import { FilterTestResponse } from './dto/filter-test.response';
 import { RECEIVER_AUTH_MODELS } from './dto/receiver-auth.dto';
 import { WebhooksService } from './webhooks.service';
 
@@ -38,6 +40,22 @@ export class WebhooksController {
   @ApiErrors(400)
   create(@StoreId() storeId: string, @Body() dto: CreateWebhookDto): Promise<WebhookWithSecretResponse> {
     return this.webhooks.create(storeId, dto);
+  }
+
+  @Post('filter-test')
+  @HttpCode(200)
+  @RequireScopes('webhooks:read')
+  @SessionEndpoints('unrelated')
+  @ApiOperation({
+    summary: 'Try a content filter on an event: would an endpoint with this filter be sent it?',
+    description:
+      'Evaluates the filter exactly as publishing does, and changes nothing. A filter that does not parse, or an event that is not a ' +
+      'JSON object, is refused (400). See docs/api.md#content-filters.',
+  })
+  @ApiOkResponse({ type: FilterTestResponse })
+  @ApiErrors(400)
+  testFilter(@Body() dto: FilterTestDto): Promise<FilterTestResponse> {
+    return this.webhooks.testFilter(dto.filter, dto.event);
   }
 
   @Get(':id')

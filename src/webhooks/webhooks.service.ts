@@ -8,6 +8,8 @@ import type { CreateWebhookDto } from './dto/create-webhook.dto';
 import type { ListWebhooksQuery } from './dto/list-webhooks.query';
 import type { UpdateWebhookDto } from './dto/update-webhook.dto';
 import { WebhookResponse, WebhookWithSecretResponse } from './dto/webhook.response';
+import type { FilterTestResponse } from './dto/filter-test.response';
+import { filterVariables } from './content-filter';
 import { endpointHeadersSize, headersTooLarge, MAX_ENDPOINT_HEADERS_SIZE } from './endpoint-headers';
 import { generateSigningSecret, SecretCipher } from './secret-cipher';
 import { headersToSend, keepStoredValues, sealHeaders, type StoredHeaders } from './sensitive-headers';
@@ -75,6 +77,7 @@ export class WebhooksService implements OnModuleInit {
   async create(storeId: string, dto: CreateWebhookDto): Promise<WebhookWithSecretResponse> {
     this.checkSchedule(dto.retrySchedule);
     const url = await this.checkUrl(dto.url);
+    if (typeof dto.filter === 'string') await this.checkFilter(dto.filter);
     const id = newId('wh');
     // A new endpoint has no stored value to keep.
     const headers = await this.headersToStore(id, dto.headers ?? {}, async () => ({}));
@@ -96,6 +99,7 @@ export class WebhooksService implements OnModuleInit {
         retrySchedule: dto.retrySchedule ?? null,
         rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
         ordered: dto.ordered ?? false,
+        filter: dto.filter ?? null,
         auth: null,
         tls: null,
         ...credentials,
@@ -124,8 +128,10 @@ export class WebhooksService implements OnModuleInit {
   async update(storeId: string, id: string, dto: UpdateWebhookDto): Promise<WebhookResponse> {
     const changes: WebhookChanges = {};
     for (const field of UPDATABLE) if (dto[field] !== undefined) Object.assign(changes, { [field]: dto[field] });
-    if (Object.keys(changes).length === 0) throw WebhookError.nothingToUpdate(UPDATABLE);
+    if (dto.filter !== undefined) changes.filter = dto.filter;
+    if (Object.keys(changes).length === 0) throw WebhookError.nothingToUpdate([...UPDATABLE, 'filter']);
     this.checkSchedule(changes.retrySchedule);
+    if (typeof changes.filter === 'string') await this.checkFilter(changes.filter);
     const current = await this.require(storeId, id);
     if (changes.headers !== undefined) {
       const stored = await this.headersToStore(id, changes.headers, () => this.currentHeaders(storeId, id));
@@ -193,6 +199,14 @@ export class WebhooksService implements OnModuleInit {
       }
     }
     return answer;
+  }
+
+  /** Whether an endpoint with this filter would be sent this event (POST /webhooks/filter-test). */
+  async testFilter(filter: string, event: Record<string, unknown>): Promise<FilterTestResponse> {
+    await this.checkFilter(filter);
+    const result = await this.webhooks.matchesFilter(filter, event);
+    if ('refusal' in result) throw WebhookError.invalidFilter(`event cannot be read as JSON by the database: ${result.refusal}`);
+    return result;
   }
 
   /** The endpoint, or `WebhookError.notFound` (also when it belongs to another store: never a 403, which would confirm it exists). */
@@ -275,6 +289,21 @@ export class WebhooksService implements OnModuleInit {
     const stored = await this.webhooks.storedHeadersInStore(storeId, id);
     if (!stored) throw WebhookError.notFound(id);
     return headersToSend(this.cipher, id, stored);
+  }
+
+  /**
+   * A filter is PostgreSQL's to judge, since PostgreSQL runs it: refused with its parser's message,
+   * or when it names a variable (`$name`), which no event supplies.
+   */
+  private async checkFilter(filter: string): Promise<void> {
+    const parsed = await this.webhooks.parseFilter(filter);
+    if ('refusal' in parsed) throw WebhookError.invalidFilter(`filter does not parse: ${parsed.refusal}`);
+    const [variable] = filterVariables(parsed.canonical);
+    if (variable) {
+      throw WebhookError.invalidFilter(
+        `filter uses the variable ${variable}, which no event supplies; write the value itself, or a path such as $.data.total`,
+      );
+    }
   }
 
   /** A delivery expires MAX_DELIVERY_AGE after its event: an endpoint's schedule must end before that. */

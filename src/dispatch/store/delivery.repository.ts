@@ -8,6 +8,7 @@ import type { AttemptTrigger } from './delivery-attempt.entity';
 import type { DeliveryStatus } from './delivery.entity';
 import type { OperationalEvent } from '../../catalogue/operational-events';
 import { headersRevision } from '../../webhooks/webhook.repository';
+import { envelopeForFilters, passesFilter } from '../../webhooks/content-filter';
 
 /** A claimed delivery with everything needed to send it (one round trip). */
 export interface ClaimedDelivery {
@@ -255,8 +256,9 @@ const RECORD = `${recordOutcomesCtes(`${OUTCOME_COLUMNS}, stamp boolean`, ', d.s
 /**
  * {@link RECORD}, and: a delivery that ends `failed` after an attempt counts against its
  * endpoint's health (a stamped success clears it); its webhook.delivery_failed event is written
- * with its deliveries when an active endpoint of the store subscribes; answers the endpoints whose
- * count crossed `$3` failures over `$4` ms. All conditional on the decision being written.
+ * with its deliveries (to the endpoints whose content filter it matches) when an active endpoint
+ * of the store subscribes; answers the endpoints whose count crossed `$3` failures over `$4` ms.
+ * All conditional on the decision being written.
  */
 const RECORD_WITH_HEALTH = `${recordOutcomesCtes(
   `${OUTCOME_COLUMNS}, counts boolean, stamp boolean, notice_id text, notice_body text, notice_at timestamptz`,
@@ -287,12 +289,13 @@ const RECORD_WITH_HEALTH = `${recordOutcomesCtes(
     SELECT notice_id, store_id, 'webhook.delivery_failed', notice_body, notice_at FROM updated
     WHERE status = 'failed' AND notice_id IS NOT NULL
       AND EXISTS (SELECT 1 FROM webhooks w WHERE w.store_id = updated.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events))
-    RETURNING id, store_id
+    RETURNING id, store_id, ${envelopeForFilters('body')} AS envelope
   ), notice_deliveries AS (
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || substr(n.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), n.store_id, n.id, w.id,
       'webhook.delivery_failed', now(), w.ordered
     FROM notices n JOIN webhooks w ON w.store_id = n.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events)
+      AND ${passesFilter('w', 'n.envelope')}
     RETURNING 1
   ), woken AS (
     SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM notice_deliveries LIMIT 1) AS any_delivery

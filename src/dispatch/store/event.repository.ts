@@ -6,6 +6,7 @@ import { DELIVERIES_CHANNEL } from './deliveries-channel';
 import { slotsJson, type HandOff } from './delivery.repository';
 import { deliveriesOfEvent } from './event-deliveries';
 import { headersRevision } from '../../webhooks/webhook.repository';
+import { envelopeForFilters, passesFilter } from '../../webhooks/content-filter';
 
 export interface StoredEvent {
   id: string;
@@ -29,10 +30,11 @@ export interface NewEvent {
 /**
  * The whole of a publish in one statement, so one round trip and no explicit transaction: insert
  * the event (or nothing, when its Idempotency-Key is taken), one pending delivery for each of the
- * store's active endpoints subscribed to the type, due after `$8` ms, and a NOTIFY that wakes the
- * workers when (and only if) this commits. Delivery ids are `del_` + the event's time part + 64
- * random bits, so they sort by time like every other id and fall in their event's day partition
- * (every writer of deliveries keeps that: retention drops a day's events and deliveries together).
+ * store's active endpoints subscribed to the type whose content filter, if any, it matches, due
+ * after `$8` ms, and a NOTIFY that wakes the workers when (and only if) this commits. Delivery ids
+ * are `del_` + the event's time part + 64 random bits, so they sort by time like every other id and
+ * fall in their event's day partition (every writer of deliveries keeps that: retention drops a
+ * day's events and deliveries together).
  */
 const PUBLISH = `
   WITH key AS (
@@ -43,12 +45,12 @@ const PUBLISH = `
   ), ev AS (
     INSERT INTO events (id, store_id, type, body, created_at)
     SELECT $1, $2, $3, $4, $6 WHERE $5::text IS NULL OR EXISTS (SELECT 1 FROM key)
-    RETURNING id
+    RETURNING id, ${envelopeForFilters('body')} AS envelope
   ), fanned_out AS (
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || $7 || left(replace(gen_random_uuid()::text, '-', ''), 16), $2, ev.id, w.id, $3,
       now() + make_interval(secs => $8::double precision / 1000), w.ordered
-    FROM ev JOIN webhooks w ON w.store_id = $2 AND w.is_active AND $3 = ANY (w.events)
+    FROM ev JOIN webhooks w ON w.store_id = $2 AND w.is_active AND $3 = ANY (w.events) AND ${passesFilter('w', 'ev.envelope')}
     RETURNING 1
   ), woken AS (
     SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
@@ -99,7 +101,7 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     INSERT INTO events (id, store_id, type, body, created_at)
     SELECT id, store_id, type, body, created_at FROM input
     ${withKeys ? 'WHERE idempotency_key IS NULL OR id IN (SELECT event_id FROM keyed)' : ''}
-    RETURNING id, store_id, type
+    RETURNING id, store_id, type, ${envelopeForFilters('body')} AS envelope
   )`;
   const deliveryId = `'del_' || substr(p.event_id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16)`;
   const answer = (leased: string): string => `
@@ -113,7 +115,8 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT ${deliveryId}, p.store_id, p.event_id, p.webhook_id, p.type, now() + make_interval(secs => $2::double precision / 1000), p.ordered
     FROM (SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered
-          FROM ev JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)) p
+          FROM ev JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
+            AND ${passesFilter('w', 'ev.envelope')}) p
     RETURNING event_id
   ), woken AS (
     SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
@@ -123,6 +126,7 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered, w.rate_limit_per_second IS NOT NULL AS rate_limited,
       row_number() OVER (PARTITION BY w.id ORDER BY ev.id) AS k
     FROM ev JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
+      AND ${passesFilter('w', 'ev.envelope')}
   ), fitting AS (
     -- The free slots of endpoints and stores are JSON objects looked up by key, not lists joined
     -- row by row (hash joins are off on the dispatcher's connections).

@@ -16,6 +16,7 @@ import { unknownEventTypeMessage } from '../../catalogue/unknown-event-type';
 import { MAX_URL_LENGTH } from '../url-policy';
 import { IsSafeName, NAME_RULES } from '../../common/safe-text';
 import { EndpointSettingsDto } from './endpoint-settings';
+import { ContentFilterDto } from './content-filter.dto';
 
 const EVENTS_NOT_AN_ARRAY = 'events must be an array of event types';
 
@@ -54,5 +55,5 @@ class EndpointDto {
   isActive?: boolean;
 }
 
-/** POST /webhooks: the endpoint and, optionally, its delivery settings. */
-export class CreateWebhookDto extends IntersectionType(EndpointDto, EndpointSettingsDto) {}
+/** POST /webhooks: the endpoint and, optionally, its delivery settings and content filter. */
+export class CreateWebhookDto extends IntersectionType(EndpointDto, EndpointSettingsDto, ContentFilterDto) {}

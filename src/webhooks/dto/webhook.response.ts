@@ -3,6 +3,7 @@ import type { DisabledReason } from '../webhook.entity';
 import { EVENT_TYPES, type EventType } from '../../catalogue/event-catalogue';
 import type { Webhook } from '../webhook.entity';
 import { showHeaders } from '../sensitive-headers';
+import { FILTER_EXAMPLE } from './content-filter.dto';
 import type { ShownAuth, ShownTls } from '../receiver-credentials';
 import { AUTH_RESPONSE_SCHEMA, ClientTlsResponse } from './receiver-auth.dto';
 
@@ -23,6 +24,14 @@ export class WebhookResponse {
 
   @ApiProperty({ enum: EVENT_TYPES, isArray: true, example: ['order.created'] })
   events: EventType[];
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: FILTER_EXAMPLE,
+    description: 'The content filter as given: only events it matches are delivered here (docs/api.md#content-filters); null: every event of its types',
+  })
+  filter: string | null;
 
   @ApiProperty({ example: true })
   isActive: boolean;
@@ -118,6 +127,7 @@ export class WebhookResponse {
       name: webhook.name,
       url: webhook.url,
       events: webhook.events,
+      filter: webhook.filter ?? null,
       isActive: webhook.isActive,
       ...showHeaders(webhook.headers),
       retrySchedule: webhook.retrySchedule,
