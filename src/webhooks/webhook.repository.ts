@@ -342,7 +342,9 @@ export class WebhookRepository {
   /** PostgreSQL's own printing of a content filter, or its parser's refusal in its words. */
   async parseFilter(filter: string): Promise<{ canonical: string } | { refusal: string }> {
     try {
-      const [{ canonical }] = await rowsOf<{ canonical: string }>(this.webhooks.manager, `SELECT $1::jsonpath::text AS canonical`, [filter]);
+      const [{ canonical }] = await rowsOf<{ canonical: string }>(this.webhooks.manager, `SELECT $1::jsonpath::text AS canonical`, [
+        filter,
+      ]);
       return { canonical };
     } catch (error) {
       const refusal = inputRefusal(error);

@@ -29,7 +29,8 @@ export class WebhookResponse {
     type: String,
     nullable: true,
     example: FILTER_EXAMPLE,
-    description: 'The content filter as given: only events it matches are delivered here (docs/api.md#content-filters); null: every event of its types',
+    description:
+      'The content filter as given: only events it matches are delivered here (docs/api.md#content-filters); null: every event of its types',
   })
   filter: string | null;
 
