@@ -260,6 +260,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/webhooks/filter-test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Try a content filter on an event: would an endpoint with this filter be sent it?
+     * @description Evaluates the filter exactly as publishing does, and changes nothing. A filter that does not parse, or an event that is not a JSON object, is refused (400). See docs/api.md#content-filters.
+     *
+     *     Requires an API key with the scope `webhooks:read` (or a portal session’s token holding it).
+     */
+    post: operations['WebhooksController_testFilter'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/webhooks/{id}': {
     parameters: {
       query?: never;
@@ -1374,6 +1396,11 @@ export interface components {
         | 'webhook.disabled'
         | 'webhook.delivery_failed'
       )[];
+      /**
+       * @description The content filter as given: only events it matches are delivered here (docs/api.md#content-filters); null: every event of its types
+       * @example $.data.total > 10000 && $.data.currency == "EUR"
+       */
+      filter: string | null;
       /** @example true */
       isActive: boolean;
       /**
@@ -1557,6 +1584,11 @@ export interface components {
         (components['schemas']['BasicAuthDto'] | components['schemas']['BearerAuthDto'] | components['schemas']['OAuth2AuthDto']) | null;
       /** @description A client certificate for mutual TLS, and optionally a private authority to trust for the receiver. The key is stored encrypted and never returned. On PUT an object replaces the whole setting and null removes it. Default null. */
       tls?: (components['schemas']['ClientTlsDto'] | null) & components['schemas']['ClientTlsDto'];
+      /**
+       * @description A SQL/JSON path predicate over the envelope (PostgreSQL jsonb_path_match syntax), at most 1 KiB. Only events it matches are delivered to this endpoint; an event it does not match creates no delivery here, and no failure. A filter that does not parse is refused (400) with the parser’s message. null (the default): every event of the subscribed types. See docs/api.md#content-filters.
+       * @example $.data.total > 10000 && $.data.currency == "EUR"
+       */
+      filter?: string | null;
     };
     WebhookWithSecretResponse: {
       /** @example wh_01jd5v1xkq8w3r0m6m2n4p7s9t */
@@ -1592,6 +1624,11 @@ export interface components {
         | 'webhook.disabled'
         | 'webhook.delivery_failed'
       )[];
+      /**
+       * @description The content filter as given: only events it matches are delivered here (docs/api.md#content-filters); null: every event of its types
+       * @example $.data.total > 10000 && $.data.currency == "EUR"
+       */
+      filter: string | null;
       /** @example true */
       isActive: boolean;
       /**
@@ -1674,6 +1711,38 @@ export interface components {
        */
       secret: string;
     };
+    FilterTestDto: {
+      /**
+       * @description The filter, as an endpoint would hold it (at most 1 KiB)
+       * @example $.data.total > 10000 && $.data.currency == "EUR"
+       */
+      filter: string;
+      /**
+       * @description The envelope as an endpoint receives it: {id, type, timestamp, data}
+       * @example {
+       *       "id": "evt_01jd5v1xkq8w3r0m6m2n4p7s9t",
+       *       "type": "order.created",
+       *       "timestamp": "2026-11-22T10:00:00.000Z",
+       *       "data": {
+       *         "id": "ord_8c2f41d7",
+       *         "orderNumber": "ORD-1042",
+       *         "status": "PENDING",
+       *         "total": 14998,
+       *         "currency": "EUR"
+       *       }
+       *     }
+       */
+      event: {
+        [key: string]: unknown;
+      };
+    };
+    FilterTestResponse: {
+      /**
+       * @description Whether an endpoint with this filter would be sent the event
+       * @example true
+       */
+      matches: boolean;
+    };
     UpdateWebhookDto: {
       /**
        * @description 1 to 200 characters; no control characters (CR, LF, tab…), line separators, bidirectional controls or unpaired surrogates
@@ -1752,6 +1821,11 @@ export interface components {
         (components['schemas']['BasicAuthDto'] | components['schemas']['BearerAuthDto'] | components['schemas']['OAuth2AuthDto']) | null;
       /** @description A client certificate for mutual TLS, and optionally a private authority to trust for the receiver. The key is stored encrypted and never returned. On PUT an object replaces the whole setting and null removes it. Default null. */
       tls?: (components['schemas']['ClientTlsDto'] | null) & components['schemas']['ClientTlsDto'];
+      /**
+       * @description A SQL/JSON path predicate over the envelope (PostgreSQL jsonb_path_match syntax), at most 1 KiB. Only events it matches are delivered to this endpoint; an event it does not match creates no delivery here, and no failure. A filter that does not parse is refused (400) with the parser’s message. null (the default): every event of the subscribed types. See docs/api.md#content-filters.
+       * @example $.data.total > 10000 && $.data.currency == "EUR"
+       */
+      filter?: string | null;
     };
     RotateSecretDto: {
       /**
@@ -2432,6 +2506,8 @@ export type WebhookPage = components['schemas']['WebhookPage'];
 export type ClientTlsDto = components['schemas']['ClientTlsDto'];
 export type CreateWebhookDto = components['schemas']['CreateWebhookDto'];
 export type WebhookWithSecretResponse = components['schemas']['WebhookWithSecretResponse'];
+export type FilterTestDto = components['schemas']['FilterTestDto'];
+export type FilterTestResponse = components['schemas']['FilterTestResponse'];
 export type UpdateWebhookDto = components['schemas']['UpdateWebhookDto'];
 export type RotateSecretDto = components['schemas']['RotateSecretDto'];
 export type PublishEventDto = components['schemas']['PublishEventDto'];
@@ -3471,6 +3547,76 @@ export interface operations {
         };
       };
       /** @description The key lacks the scope webhooks:write */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Body over 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description Rate limit exceeded */
+      429: {
+        headers: {
+          /** @description Seconds to wait before the next request */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  WebhooksController_testFilter: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['FilterTestDto'];
+      };
+    };
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FilterTestResponse'];
+        };
+      };
+      /** @description Invalid input (malformed JSON, wrong types, unknown fields, failed rules); nothing was changed */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description X-API-Key missing, unknown or revoked (or a portal session’s token unknown, expired or ended) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description The key lacks the scope webhooks:read */
       403: {
         headers: {
           [name: string]: unknown;
