@@ -13,6 +13,7 @@ import { DueIndexOfUnleased1796400000001 } from './migrations/1796400000001-DueI
 import { PortalSessions1796500000000 } from './migrations/1796500000000-PortalSessions';
 import { ContentFilters1796600000000 } from './migrations/1796600000000-ContentFilters';
 import { ReceiverAuthentication1796700000000 } from './migrations/1796700000000-ReceiverAuthentication';
+import { CitusDistribution1796800000000 } from './migrations/1796800000000-CitusDistribution';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [
@@ -30,6 +31,7 @@ export const MIGRATIONS = [
   PortalSessions1796500000000,
   ContentFilters1796600000000,
   ReceiverAuthentication1796700000000,
+  CitusDistribution1796800000000,
 ];
 
 /**

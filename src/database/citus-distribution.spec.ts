@@ -1,0 +1,137 @@
+import { DataSource } from 'typeorm';
+import { createTestDatabase, type TestDatabase } from '../../test/support/database';
+import { dataSourceOptions } from './data-source-options';
+import { REFERENCE_TABLES } from './migrations/1796800000000-CitusDistribution';
+import { runMigrationsLocked } from './run-migrations';
+
+/** Run by `npm run test:citus`, which points DATABASE_URL at the coordinator named by CITUS_URL. */
+const onCluster = process.env.CITUS_URL ? describe : describe.skip;
+
+/**
+ * The migrations on a real Citus cluster (a coordinator and two worker nodes), as the app's own
+ * role: every store-owned table is distributed on store_id, co-located, the tables looked up
+ * before a store is known are copied to every node, and the constraints hold on the shards.
+ */
+onCluster('the migrations on a Citus coordinator', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
+    await runMigrationsLocked(dataSource);
+    await dataSource.destroy();
+  }, 120_000);
+
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  const tables = () =>
+    db.query<{ table: string; method: string | null; column: string | null; colocation: number | null; storeOwned: boolean }>(
+      `SELECT t.relname AS table, p.partmethod::text AS method, p.colocationid AS colocation,
+         CASE WHEN p.partmethod = 'h' THEN column_to_column_name(p.logicalrelid, p.partkey) END AS column,
+         EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid AND a.attname = 'store_id' AND NOT a.attisdropped) AS "storeOwned"
+       FROM pg_class t LEFT JOIN pg_dist_partition p ON p.logicalrelid = t.oid
+       WHERE t.relnamespace = 'public'::regnamespace AND t.relkind IN ('r', 'p') AND NOT t.relispartition AND t.relname <> 'migrations'
+       ORDER BY 1`,
+    );
+
+  it('copies stores, api_keys, settings and portal_sessions to every node, and distributes every other table on store_id, co-located', async () => {
+    const all = await tables();
+    const reference = all.filter((t) => (REFERENCE_TABLES as readonly string[]).includes(t.table));
+    const distributed = all.filter((t) => !(REFERENCE_TABLES as readonly string[]).includes(t.table));
+    expect(reference.map((t) => [t.table, t.method])).toEqual(REFERENCE_TABLES.map((name) => [name, 'n']).sort());
+    expect(distributed.map((t) => t.table)).toEqual(
+      expect.arrayContaining([
+        'webhooks',
+        'events',
+        'deliveries',
+        'delivery_attempts',
+        'idempotency_keys',
+        'endpoint_health',
+        'endpoint_rate_windows',
+      ]),
+    );
+    for (const table of distributed)
+      expect({ table: table.table, method: table.method, column: table.column, storeOwned: table.storeOwned }).toEqual({
+        table: table.table,
+        method: 'h',
+        column: 'store_id',
+        storeOwned: true,
+      });
+    expect(new Set(distributed.map((t) => t.colocation)).size).toBe(1);
+  });
+
+  it('spreads the shards over both worker nodes and keeps a store’s rows of every table on one of them', async () => {
+    const nodes = await db.query<{ port: number }>(
+      `SELECT DISTINCT p.nodeport AS port FROM pg_dist_shard s JOIN pg_dist_placement pl ON pl.shardid = s.shardid
+       JOIN pg_dist_node p ON p.groupid = pl.groupid WHERE s.logicalrelid = 'deliveries'::regclass`,
+    );
+    expect(nodes).toHaveLength(2);
+    const placements = await db.query<{ table: string; node: number }>(
+      `SELECT t AS table, (SELECT n.nodeport FROM pg_dist_placement pl JOIN pg_dist_node n ON n.groupid = pl.groupid
+         WHERE pl.shardid = get_shard_id_for_distribution_column(t, 'st_default')) AS node
+       FROM unnest(ARRAY['webhooks', 'events', 'deliveries', 'delivery_attempts', 'idempotency_keys', 'endpoint_health', 'endpoint_rate_windows']) t`,
+    );
+    expect(new Set(placements.map((p) => p.node)).size).toBe(1);
+  });
+
+  it('keeps the foreign keys, the check constraints and the keys, enforced on the shards', async () => {
+    const keys = await db.query<{ name: string }>(
+      `SELECT conname AS name FROM pg_constraint WHERE contype = 'f' AND conparentid = 0 AND connamespace = 'public'::regnamespace ORDER BY 1`,
+    );
+    expect(keys.map((k) => k.name)).toEqual(
+      expect.arrayContaining([
+        'api_keys_store_id_fkey',
+        'webhooks_store_id_fkey',
+        'events_store_id_fkey',
+        'deliveries_store_id_fkey',
+        'deliveries_webhook_id_fkey',
+        'endpoint_health_webhook_id_fkey',
+        'endpoint_rate_windows_webhook_id_fkey',
+        'idempotency_keys_store_id_fkey',
+        'portal_sessions_store_id_fkey',
+      ]),
+    );
+    await expect(
+      db.query(
+        `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted) VALUES ('wh_x', 'st_nowhere', 'n', 'https://e.test', '{}', 's')`,
+      ),
+    ).rejects.toThrow(/foreign key/);
+    await db.query(
+      `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted) VALUES ('wh_x', 'st_default', 'n', 'https://e.test', '{}', 's')`,
+    );
+    await expect(
+      db.query(
+        `INSERT INTO webhooks (id, store_id, name, url, events, secret_encrypted) VALUES ('wh_x', 'st_default', 'n', 'https://e.test', '{}', 's')`,
+      ),
+    ).rejects.toThrow(/duplicate key/);
+    await expect(
+      db.query(
+        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status)
+         SELECT 'del_' || substr(pg_get_expr(relpartbound, oid), 23, 10) || 'x', 'st_default', 'evt_x', 'wh_x', 't', 'lost'
+         FROM pg_class WHERE relname = 'deliveries_p' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')`,
+      ),
+    ).rejects.toThrow(/check constraint/);
+    await expect(
+      db.query(
+        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type)
+         SELECT 'del_' || substr(pg_get_expr(relpartbound, oid), 23, 10) || 'x', 'st_default', 'evt_x', 'wh_none', 't'
+         FROM pg_class WHERE relname = 'deliveries_p' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')`,
+      ),
+    ).rejects.toThrow(/foreign key/);
+  });
+
+  it('distributes a day partition attached later, as retention makes them', async () => {
+    await db.query(`CREATE TABLE deliveries_p29991231 (LIKE deliveries INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+    await db.query(`ALTER TABLE deliveries ATTACH PARTITION deliveries_p29991231 FOR VALUES FROM ('del_7') TO ('del_8')`);
+    const [partition] = await db.query<{ method: string; colocated: boolean }>(
+      `SELECT p.partmethod::text AS method,
+         p.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'deliveries'::regclass) AS colocated
+       FROM pg_dist_partition p WHERE p.logicalrelid = 'deliveries_p29991231'::regclass`,
+    );
+    expect(partition).toEqual({ method: 'h', colocated: true });
+    await db.query(`ALTER TABLE deliveries DETACH PARTITION deliveries_p29991231`);
+    await db.query(`DROP TABLE deliveries_p29991231`);
+  });
+});
