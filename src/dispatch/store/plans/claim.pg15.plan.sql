@@ -1,0 +1,197 @@
+-- EXPLAIN (COSTS OFF) of claim: 20 stores, 10000 deliveries, PostgreSQL 15
+-- Nested Loop Left Join
+--   CTE walk
+--     ->  Recursive Union
+--           ->  Result
+--           ->  Nested Loop
+--                 ->  WorkTable Scan on walk w
+--                       Filter: (n < $9)
+--                 ->  Subquery Scan on nx
+--                       Filter: ((NOT w.wrapped) OR ((nx.store_id IS NOT NULL) AND (nx.store_id <= $8)))
+--                       ->  Result
+--                             InitPlan n (returns $2)
+--                               ->  Limit
+--                                     ->  Merge Append
+--                                           Sort Key: d.store_id
+--                                           ->  Index Only Scan using deliveries_p_low_store_id_next_attempt_at_idx on deliveries_p_low d_n
+--                                                 Index Cond: ((store_id > COALESCE($1, ''::text)) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
+--                                           ->  Index Only Scan using deliveries_p<day>_store_id_next_attempt_at_idx on deliveries_p<day> d_n
+--                                                 Index Cond: ((store_id > COALESCE($1, ''::text)) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
+--                                           ->  Index Only Scan using deliveries_p_high_store_id_next_attempt_at_idx on deliveries_p_high d_n
+--                                                 Index Cond: ((store_id > COALESCE($1, ''::text)) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
+--   CTE turns
+--     ->  WindowAgg
+--           ->  WindowAgg
+--                 ->  Sort
+--                       Sort Key: w_n.n
+--                       ->  CTE Scan on walk w_n
+--                             Filter: ((store_id IS NOT NULL) AND (n > 0) AND (store_id <> ALL ($10)))
+--   CTE locked
+--     ->  Nested Loop
+--           ->  CTE Scan on turns t
+--           ->  Subquery Scan on l
+--                 ->  Limit
+--                       ->  LockRows
+--                             ->  Merge Append
+--                                   Sort Key: d_n.next_attempt_at
+--                                   ->  Index Scan using deliveries_p_low_store_id_next_attempt_at_idx on deliveries_p_low d_n
+--                                         Index Cond: ((store_id = t.store_id) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
+--                                         Filter: ((status = 'pending'::text) AND (webhook_id <> ALL ($1)))
+--                                   ->  Index Scan using deliveries_p<day>_store_id_next_attempt_at_idx on deliveries_p<day> d_n
+--                                         Index Cond: ((store_id = t.store_id) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
+--                                         Filter: ((status = 'pending'::text) AND (webhook_id <> ALL ($1)))
+--                                   ->  Index Scan using deliveries_p_high_store_id_next_attempt_at_idx on deliveries_p_high d_n
+--                                         Index Cond: ((store_id = t.store_id) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
+--                                         Filter: ((status = 'pending'::text) AND (webhook_id <> ALL ($1)))
+--   CTE gated
+--     ->  CTE Scan on locked l_n
+--           SubPlan n
+--             ->  Append
+--                   ->  Index Scan using deliveries_p_low_store_id_next_attempt_at_idx on deliveries_p_low p_n
+--                         Filter: (ordered AND (event_id < l_n.event_id) AND (webhook_id = l_n.webhook_id))
+--                   ->  Index Scan using deliveries_p<day>_store_id_next_attempt_at_idx on deliveries_p<day> p_n
+--                         Filter: (ordered AND (event_id < l_n.event_id) AND (webhook_id = l_n.webhook_id))
+--                   ->  Index Only Scan using deliveries_p<day>_webhook_id_event_id_idx on deliveries_p<day> p_n
+--                         Index Cond: ((webhook_id = l_n.webhook_id) AND (event_id < l_n.event_id))
+--                   ->  Index Scan using deliveries_p<day>_store_id_next_attempt_at_idx on deliveries_p<day> p_n
+--                         Filter: (ordered AND (event_id < l_n.event_id) AND (webhook_id = l_n.webhook_id))
+--                   ->  Index Scan using deliveries_p_high_store_id_next_attempt_at_idx on deliveries_p_high p_n
+--                         Filter: (ordered AND (event_id < l_n.event_id) AND (webhook_id = l_n.webhook_id))
+--   CTE held
+--     ->  Update on deliveries d_n
+--           Update on deliveries_p_low d_n
+--           Update on deliveries_p<day> d_n
+--           Update on deliveries_p_high d_n
+--           ->  Nested Loop
+--                 ->  CTE Scan on gated g
+--                       Filter: ((NOT free) AND (lease_token IS NULL))
+--                 ->  Append
+--                       ->  Index Scan using deliveries_p_low_pkey on deliveries_p_low d_n
+--                             Filter: (g.id = id)
+--                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Filter: (g.id = id)
+--                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Index Cond: (id = g.id)
+--                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Filter: (g.id = id)
+--                       ->  Index Scan using deliveries_p_high_pkey on deliveries_p_high d_n
+--                             Filter: (g.id = id)
+--   CTE ranked
+--     ->  WindowAgg
+--           ->  Sort
+--                 Sort Key: gated.webhook_id, gated.next_attempt_at, gated.event_id
+--                 ->  CTE Scan on gated
+--                       Filter: free
+--   CTE limited
+--     ->  Nested Loop
+--           ->  HashAggregate
+--                 Group Key: ranked.webhook_id, ranked.store_id
+--                 ->  CTE Scan on ranked
+--           ->  Subquery Scan on w_n
+--                 Filter: (w_n.per_second IS NOT NULL)
+--                 ->  Index Scan using webhooks_pkey on webhooks w_n
+--                       Index Cond: ((id = ranked.webhook_id) AND (store_id = ranked.store_id))
+--   CTE windows
+--     ->  Insert on endpoint_rate_windows r
+--           Conflict Resolution: UPDATE
+--           Conflict Arbiter Indexes: endpoint_rate_windows_pkey
+--           ->  Subquery Scan on "*SELECT*"
+--                 ->  Sort
+--                       Sort Key: limited.webhook_id
+--                       ->  CTE Scan on limited
+--   CTE placed
+--     ->  Nested Loop Left Join
+--           Join Filter: (l_n.webhook_id = r_n.webhook_id)
+--           ->  CTE Scan on ranked r_n
+--           ->  Materialize
+--                 ->  Nested Loop
+--                       Join Filter: (l_n.webhook_id = w_n.webhook_id)
+--                       ->  CTE Scan on limited l_n
+--                       ->  CTE Scan on windows w_n
+--   CTE chosen
+--     ->  CTE Scan on placed
+--           Filter: go
+--   CTE deferred
+--     ->  Update on deliveries d_n
+--           Update on deliveries_p_low d_n
+--           Update on deliveries_p<day> d_n
+--           Update on deliveries_p_high d_n
+--           ->  Nested Loop
+--                 ->  CTE Scan on placed p_n
+--                       Filter: (put_off AND (lease_token IS NULL))
+--                 ->  Append
+--                       ->  Index Scan using deliveries_p_low_pkey on deliveries_p_low d_n
+--                             Filter: (p_n.id = id)
+--                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Filter: (p_n.id = id)
+--                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Index Cond: (id = p_n.id)
+--                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Filter: (p_n.id = id)
+--                       ->  Index Scan using deliveries_p_high_pkey on deliveries_p_high d_n
+--                             Filter: (p_n.id = id)
+--   CTE interrupted
+--     ->  Insert on delivery_attempts
+--           Conflict Resolution: NOTHING
+--           ->  CTE Scan on chosen c_n
+--                 Filter: ((lease_token IS NOT NULL) AND (attempt_count > 0))
+--   CTE claimed
+--     ->  Update on deliveries d_n
+--           Update on deliveries_p_low d_n
+--           Update on deliveries_p<day> d_n
+--           Update on deliveries_p_high d_n
+--           ->  Nested Loop
+--                 ->  CTE Scan on chosen c_n
+--                 ->  Append
+--                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
+--                             Index Cond: (id = c_n.id)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = c_n.id)
+--                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Index Cond: (id = c_n.id)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = c_n.id)
+--                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
+--                             Index Cond: (id = c_n.id)
+--   CTE sent
+--     ->  Nested Loop Left Join
+--           ->  Nested Loop
+--                 ->  CTE Scan on claimed d_n
+--                 ->  Index Scan using webhooks_pkey on webhooks w_n
+--                       Index Cond: ((id = d_n.webhook_id) AND (store_id = d_n.store_id))
+--           ->  Append
+--                 ->  Index Scan using events_p_low_store_id_id_idx on events_p_low e_n
+--                       Index Cond: ((store_id = d_n.store_id) AND (id = d_n.event_id))
+--                 ->  Index Scan using events_p<day>_store_id_id_idx on events_p<day> e_n
+--                       Index Cond: ((store_id = d_n.store_id) AND (id = d_n.event_id))
+--                 ->  Index Scan using events_p_high_store_id_id_idx on events_p_high e_n
+--                       Index Cond: ((store_id = d_n.store_id) AND (id = d_n.event_id))
+--   InitPlan n (returns $n)
+--     ->  Aggregate
+--           ->  CTE Scan on sent
+--   InitPlan n (returns $n)
+--     ->  Aggregate
+--           ->  CTE Scan on sent sent_n
+--   ->  Result
+--         InitPlan n (returns $n)
+--           ->  Aggregate
+--                 ->  CTE Scan on walk
+--         InitPlan n (returns $n)
+--           ->  Aggregate
+--                 ->  Nested Loop
+--                       Join Filter: ((t_n.n = locked.turn) AND ((count(*)) >= LEAST(t_n.available, t_n.share)))
+--                       ->  CTE Scan on turns t_n
+--                       ->  Materialize
+--                             ->  HashAggregate
+--                                   Group Key: locked.turn
+--                                   ->  CTE Scan on locked
+--         InitPlan n (returns $n)
+--           ->  Limit
+--                 ->  Sort
+--                       Sort Key: walk_n.n DESC
+--                       ->  CTE Scan on walk walk_n
+--                             Filter: ((store_id IS NOT NULL) AND (n > 0))
+--         InitPlan n (returns $n)
+--           ->  Aggregate
+--                 ->  CTE Scan on deferred
+--   ->  CTE Scan on sent c

@@ -1,0 +1,128 @@
+-- EXPLAIN (COSTS OFF) of record-health: 20 stores, 10000 deliveries, PostgreSQL 15
+-- Append
+--   CTE u
+--     ->  Function Scan on json_to_recordset u
+--   CTE attempts
+--     ->  Insert on delivery_attempts
+--           Conflict Resolution: UPDATE
+--           Conflict Arbiter Indexes: delivery_attempts_pkey
+--           Conflict Filter: (delivery_attempts.error = 'attempt interrupted: the worker stopped before recording a result'::text)
+--           ->  Nested Loop
+--                 ->  CTE Scan on u u_n
+--                       Filter: record_attempt
+--                 ->  Append
+--                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
+--                             Index Cond: (id = u_n.id)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                       ->  Index Only Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
+--                             Index Cond: (id = u_n.id)
+--   CTE updated
+--     ->  Update on deliveries d_n
+--           Update on deliveries_p_low d_n
+--           Update on deliveries_p<day> d_n
+--           Update on deliveries_p_high d_n
+--           ->  Nested Loop
+--                 ->  CTE Scan on u u_n
+--                 ->  Append
+--                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--   CTE released
+--     ->  Update on deliveries n
+--           Update on deliveries_p_low n_n
+--           Update on deliveries_p<day> n_n
+--           Update on deliveries_p_high n_n
+--           InitPlan n (returns $9)
+--             ->  Nested Loop
+--                   ->  HashAggregate
+--                         Group Key: updated_n.endpoint
+--                         ->  CTE Scan on updated updated_n
+--                               Filter: (ordered AND (status <> 'pending'::text))
+--                   ->  Limit
+--                         ->  Merge Append
+--                               Sort Key: p.event_id
+--                               ->  Index Scan using deliveries_p_low_webhook_id_event_id_idx on deliveries_p_low p_n
+--                                     Index Cond: (webhook_id = updated_n.endpoint)
+--                                     Filter: (id <> ALL ($2))
+--                               ->  Index Scan using deliveries_p<day>_webhook_id_event_id_idx on deliveries_p<day> p_n
+--                                     Index Cond: (webhook_id = updated_n.endpoint)
+--                                     Filter: (id <> ALL ($2))
+--                               ->  Index Scan using deliveries_p_high_webhook_id_event_id_idx on deliveries_p_high p_n
+--                                     Index Cond: (webhook_id = updated_n.endpoint)
+--                                     Filter: (id <> ALL ($2))
+--           ->  Append
+--                 ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low n_n
+--                       Index Cond: (id = ANY ($9))
+--                 ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> n_n
+--                       Index Cond: (id = ANY ($9))
+--                 ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> n_n
+--                       Index Cond: (id = ANY ($9))
+--                 ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> n_n
+--                       Index Cond: (id = ANY ($9))
+--                 ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high n_n
+--                       Index Cond: (id = ANY ($9))
+--   CTE health_changes
+--     ->  HashAggregate
+--           Group Key: updated_n.webhook_id, updated_n.store_id
+--           ->  CTE Scan on updated updated_n
+--                 Filter: (counts OR stamp)
+--   CTE health
+--     ->  Insert on endpoint_health h
+--           Conflict Resolution: UPDATE
+--           Conflict Arbiter Indexes: endpoint_health_pkey
+--           ->  CTE Scan on health_changes
+--                 Filter: (failed > 0)
+--   CTE cleared
+--     ->  Update on endpoint_health h_n
+--           ->  Nested Loop
+--                 Join Filter: ((h_n.webhook_id = c.webhook_id) AND (h_n.store_id = c.store_id))
+--                 ->  Index Scan using endpoint_health_pkey on endpoint_health h_n
+--                       Filter: ((failures > 0) OR (failing_since IS NOT NULL))
+--                 ->  CTE Scan on health_changes c
+--                       Filter: (failed = 0)
+--   CTE notices
+--     ->  Insert on events
+--           InitPlan n (returns $n)
+--             ->  Index Only Scan using webhooks_filtered_idx on webhooks
+--           ->  Nested Loop Semi Join
+--                 ->  CTE Scan on updated updated_n
+--                       Filter: ((notice_id IS NOT NULL) AND (status = 'failed'::text))
+--                 ->  Index Scan using webhooks_store_idx on webhooks w
+--                       Index Cond: (store_id = updated_n.store_id)
+--                       Filter: (is_active AND ('webhook.delivery_failed'::text = ANY (events)))
+--   CTE notice_deliveries
+--     ->  Insert on deliveries
+--           ->  Subquery Scan on "*SELECT*"
+--                 ->  Nested Loop
+--                       ->  CTE Scan on notices n_n
+--                       ->  Index Scan using webhooks_store_idx on webhooks w_n
+--                             Index Cond: (store_id = n_n.store_id)
+--                             Filter: (is_active AND ('webhook.delivery_failed'::text = ANY (events)) AND ((filter_path IS NULL) OR hookline_filter_matches(n_n.envelope, filter_path)))
+--   CTE woken
+--     ->  Subquery Scan on any_delivery
+--           ->  Limit
+--                 ->  CTE Scan on notice_deliveries
+--   ->  CTE Scan on updated
+--         Filter: (status = 'pending'::text)
+--   ->  Result
+--         One-Time Filter: ($3 IS NOT NULL)
+--         ->  CTE Scan on health
+--               Filter: ((failures >= $3) AND (failing_since <= (now() - make_interval(0, 0, 0, 0, 0, 0, ($4 / '1000'::double precision)))))
+--   ->  CTE Scan on woken

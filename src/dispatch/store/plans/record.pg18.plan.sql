@@ -1,0 +1,92 @@
+-- EXPLAIN (COSTS OFF) of record: 20 stores, 10000 deliveries, PostgreSQL 18
+-- CTE Scan on updated
+--   Filter: (status = 'pending'::text)
+--   CTE u
+--     ->  Function Scan on json_to_recordset u
+--   CTE attempts
+--     ->  Insert on delivery_attempts
+--           Conflict Resolution: UPDATE
+--           Conflict Arbiter Indexes: delivery_attempts_pkey
+--           Conflict Filter: (delivery_attempts.error = 'attempt interrupted: the worker stopped before recording a result'::text)
+--           ->  Nested Loop
+--                 ->  CTE Scan on u u_n
+--                       Filter: record_attempt
+--                 ->  Append
+--                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
+--                             Index Cond: (id = u_n.id)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                       ->  Index Only Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
+--                             Index Cond: (id = u_n.id)
+--   CTE updated
+--     ->  Update on deliveries d_n
+--           Update on deliveries_p_low d_n
+--           Update on deliveries_p<day> d_n
+--           Update on deliveries_p_high d_n
+--           ->  Nested Loop
+--                 ->  CTE Scan on u u_n
+--                 ->  Append
+--                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
+--                             Index Cond: (id = u_n.id)
+--                             Filter: (u_n.token = lease_token)
+--   CTE released
+--     ->  Update on deliveries n
+--           Update on deliveries_p_low n_n
+--           Update on deliveries_p<day> n_n
+--           Update on deliveries_p_high n_n
+--           InitPlan n
+--             ->  Nested Loop
+--                   ->  HashAggregate
+--                         Group Key: updated_n.endpoint
+--                         ->  CTE Scan on updated updated_n
+--                               Filter: (ordered AND (status <> 'pending'::text))
+--                   ->  Limit
+--                         ->  Merge Append
+--                               Sort Key: p.event_id
+--                               ->  Index Scan using deliveries_p_low_webhook_id_event_id_idx on deliveries_p_low p_n
+--                                     Index Cond: (webhook_id = updated_n.endpoint)
+--                                     Filter: (id <> ALL ($2))
+--                               ->  Index Scan using deliveries_p<day>_webhook_id_event_id_idx on deliveries_p<day> p_n
+--                                     Index Cond: (webhook_id = updated_n.endpoint)
+--                                     Filter: (id <> ALL ($2))
+--                               ->  Index Scan using deliveries_p_high_webhook_id_event_id_idx on deliveries_p_high p_n
+--                                     Index Cond: (webhook_id = updated_n.endpoint)
+--                                     Filter: (id <> ALL ($2))
+--           ->  Append
+--                 ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low n_n
+--                       Index Cond: (id = ANY ((InitPlan n).col1))
+--                 ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> n_n
+--                       Index Cond: (id = ANY ((InitPlan n).col1))
+--                 ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> n_n
+--                       Index Cond: (id = ANY ((InitPlan n).col1))
+--                 ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> n_n
+--                       Index Cond: (id = ANY ((InitPlan n).col1))
+--                 ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high n_n
+--                       Index Cond: (id = ANY ((InitPlan n).col1))
+--   CTE cleared
+--     ->  Update on endpoint_health h
+--           ->  Nested Loop
+--                 Join Filter: ((h.webhook_id = c.endpoint) AND (h.store_id = c.store_id))
+--                 ->  Index Scan using endpoint_health_pkey on endpoint_health h
+--                       Filter: ((failures > 0) OR (failing_since IS NOT NULL))
+--                 ->  Subquery Scan on c
+--                       ->  HashAggregate
+--                             Group Key: updated_n.endpoint, updated_n.store_id
+--                             ->  CTE Scan on updated updated_n
+--                                   Filter: stamp
