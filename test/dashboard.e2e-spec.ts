@@ -951,7 +951,9 @@ describe('dashboard in a browser', () => {
     await signIn(page, ADMIN_KEY);
     const chart = page.getByRole('img', { name: /^Latest deliveries over time/ });
     await visible(chart);
-    await expect(chart.getAttribute('aria-label')).resolves.toMatch(/5 deliveries since .*: 3 succeeded, 2 failed, 0 pending\.$/);
+    await expect(chart.getAttribute('aria-label')).resolves.toMatch(
+      /5 deliveries since .*: 3 succeeded, 2 failed, 0 pending\. Response time of their last attempts: median \d+ ms, 95th percentile \d+ ms\.$/,
+    );
     const bars = chart.locator('g.chart-bar');
     await expect(bars.count()).resolves.toBe(12);
     // Every delivery is in one bar, each bar's title counting its own.
@@ -969,6 +971,62 @@ describe('dashboard in a browser', () => {
     expect(failedFill).not.toBe(await fill(chart.locator('rect.chart-succeeded').first()));
     expect(failedFill).not.toBe('rgb(0, 0, 0)');
     await shot(page, 'endpoint-chart-laptop');
+    receiver.respondStatus(200);
+  }, 60_000);
+
+  it("shows each delivery's response time in the list, and the median and 95th percentile over time in the chart", async () => {
+    // The receiver answers the endpoint's first two requests after 300 ms and the third after 900 ms.
+    const [FAST_MS, SLOW_MS] = [300, 900];
+    let answered = 0;
+    receiver.respondWith((request, res) => {
+      const delay = request.path === '/timed' && (answered += 1) === 3 ? SLOW_MS : FAST_MS;
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"received":true}');
+      }, delay);
+    });
+    const { id } = await createEndpoint('timed');
+    const published = Date.now();
+    for (let i = 0; i < 3; i += 1) await publishOrder();
+    type Listed = { id: string; status: string; lastDurationMs: number | null };
+    const deliveries = await eventually(
+      async () => ((await (await app.api(`/webhooks/${id}/deliveries`)).json()) as { data: Listed[] }).data,
+      (data) => data.length === 3 && data.every((delivery) => delivery.status === 'succeeded'),
+      { what: 'three succeeded deliveries' },
+    );
+    const took = Date.now() - published;
+    const durations = deliveries.map((delivery) => delivery.lastDurationMs!).sort((a, b) => a - b);
+    // Each is the receiver's delay and no less, and no more than the whole wait for all three.
+    expect(durations[0]).toBeGreaterThanOrEqual(FAST_MS);
+    expect(durations[1]).toBeGreaterThanOrEqual(FAST_MS);
+    expect(durations[1]).toBeLessThan(SLOW_MS);
+    expect(durations[2]).toBeGreaterThanOrEqual(SLOW_MS);
+    expect(durations[2]).toBeLessThanOrEqual(took);
+
+    const page = await open(`/dashboard#/endpoints/${id}`);
+    await signIn(page, ADMIN_KEY);
+    await visible(page.locator('tbody tr[data-status="succeeded"]'));
+    await expect(page.getByRole('columnheader', { name: 'Response time' }).count()).resolves.toBe(1);
+    // Every row shows its own delivery's last duration, as the API gives it.
+    const shown = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`);
+    for (const delivery of deliveries) {
+      await expect(page.locator(`tr[data-id="${delivery.id}"] td[data-label="Response time"]`).textContent()).resolves.toBe(
+        shown(delivery.lastDurationMs!),
+      );
+    }
+
+    const chart = page.getByRole('img', { name: /^Latest deliveries over time/ });
+    await visible(chart);
+    // Nearest rank of three: the median is the middle one, the 95th percentile the slowest.
+    await expect(chart.getAttribute('aria-label')).resolves.toMatch(
+      new RegExp(`Response time of their last attempts: median ${shown(durations[1])}, 95th percentile ${shown(durations[2])}\\.$`),
+    );
+    const titles = await chart.locator('g.chart-bar title').allTextContents();
+    expect(titles.filter((text) => text.includes('; response time median ')).length).toBeGreaterThan(0);
+    expect(titles.some((text) => text.endsWith(`95th percentile ${shown(durations[2])}`))).toBe(true);
+    await expect(chart.locator('circle.chart-median').count()).resolves.toBeGreaterThan(0);
+    await expect(chart.locator('circle.chart-p95').count()).resolves.toBeGreaterThan(0);
+    await shot(page, 'endpoint-response-times-laptop', true);
     receiver.respondStatus(200);
   }, 60_000);
 

@@ -71,6 +71,31 @@ describe('DeliveryLog', () => {
     ]);
   });
 
+  it("answers the last attempt's duration, null before any attempt, in every list and after a restart", async () => {
+    expect((await log.findInStore('st_default', id('del_2')))?.lastDurationMs).toBeNull();
+    await db.query(
+      `INSERT INTO delivery_attempts (delivery_id, store_id, number, started_at, duration_ms, status_code)
+       VALUES ($1, 'st_default', 1, now(), 480, 500), ($1, 'st_default', 2, now(), 35, 200)`,
+      [id('del_2')],
+    );
+    try {
+      expect((await log.findInStore('st_default', id('del_2')))?.lastDurationMs).toBe(35);
+      const page = await log.pageForWebhook('st_default', 'wh_st_default', { limit: 5 });
+      expect(page.map((d) => [d.id, d.lastDurationMs])).toEqual([
+        [id('del_3'), null],
+        [id('del_2'), 35],
+        [id('del_1'), null],
+      ]);
+      expect((await log.listForEvent('st_default', id('evt_1'))).map((d) => d.lastDurationMs)).toEqual([null, 35, null]);
+      expect(await log.restart('st_default', id('del_2'))).toMatchObject({ status: 'pending', lastDurationMs: 35 });
+    } finally {
+      await db.query(`DELETE FROM delivery_attempts WHERE delivery_id = $1`, [id('del_2')]);
+      await db.query(`UPDATE deliveries SET status = 'succeeded', next_attempt_at = NULL, restarted_at = NULL WHERE id = $1`, [
+        id('del_2'),
+      ]);
+    }
+  });
+
   it('restarts a finished delivery but not a pending one, and the failed ones of an endpoint in its store only', async () => {
     expect(await log.restart('st_default', id('del_3'))).toBeNull();
     expect(await log.restart('st_default', id('del_2'))).toMatchObject({ id: id('del_2'), status: 'pending' });

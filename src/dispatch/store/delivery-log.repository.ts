@@ -35,6 +35,8 @@ export interface DeliveryRow {
   leased: boolean;
   lastStatusCode: number | null;
   lastError: string | null;
+  /** How long the last attempt took; null before the first. */
+  lastDurationMs: number | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -2,6 +2,8 @@
 SELECT d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
 d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount", d.next_attempt_at AS "nextAttemptAt",
 (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
+(SELECT a.duration_ms FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.store_id = d.store_id
+ ORDER BY a.number DESC LIMIT 1) AS "lastDurationMs",
 d.created_at AS "createdAt", d.updated_at AS "updatedAt", e.body FROM deliveries d JOIN events e ON e.id = d.event_id
 WHERE d.id = $1 AND d.store_id = $2;
 
@@ -18,6 +20,8 @@ FROM delivery_attempts WHERE delivery_id = $1 ORDER BY number;
 SELECT d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
 d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount", d.next_attempt_at AS "nextAttemptAt",
 (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
+(SELECT a.duration_ms FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.store_id = d.store_id
+ ORDER BY a.number DESC LIMIT 1) AS "lastDurationMs",
 d.created_at AS "createdAt", d.updated_at AS "updatedAt" FROM deliveries d
 WHERE d.store_id = $1 AND d.webhook_id = $2
   AND ($4::text IS NULL OR d.id < $4) AND ($5::text IS NULL OR d.status = $5) AND ($6::text IS NULL OR d.event_type = $6)
@@ -27,6 +31,8 @@ ORDER BY d.id DESC LIMIT $3;
 SELECT d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
 d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount", d.next_attempt_at AS "nextAttemptAt",
 (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
+(SELECT a.duration_ms FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.store_id = d.store_id
+ ORDER BY a.number DESC LIMIT 1) AS "lastDurationMs",
 d.created_at AS "createdAt", d.updated_at AS "updatedAt" FROM deliveries d
 WHERE d.store_id = $1 AND d.event_id = $2 AND d.id >= $3 AND d.id < $4 ORDER BY d.id;
 
@@ -38,6 +44,8 @@ WHERE d.id = $1 AND d.store_id = $2 AND d.status <> 'pending' AND d.id >= (CASE 
 RETURNING d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
 d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount", d.next_attempt_at AS "nextAttemptAt",
 (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
+(SELECT a.duration_ms FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.store_id = d.store_id
+ ORDER BY a.number DESC LIMIT 1) AS "lastDurationMs",
 d.created_at AS "createdAt", d.updated_at AS "updatedAt";
 
 -- failed-candidates

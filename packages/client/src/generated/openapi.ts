@@ -2021,6 +2021,11 @@ export interface components {
        * @example HTTP 500
        */
       lastError: string | null;
+      /**
+       * @description How long the last attempt took, in milliseconds: from sending the request to the end of the answer, or to the error that ended it. Null before the first attempt
+       * @example 212
+       */
+      lastDurationMs: number | null;
       /** @example 2026-11-22T10:00:00.000Z */
       createdAt: string;
       /** @example 2026-11-22T10:00:00.120Z */
@@ -2211,6 +2216,11 @@ export interface components {
        * @example HTTP 500
        */
       lastError: string | null;
+      /**
+       * @description How long the last attempt took, in milliseconds: from sending the request to the end of the answer, or to the error that ended it. Null before the first attempt
+       * @example 212
+       */
+      lastDurationMs: number | null;
       /** @example 2026-11-22T10:00:00.000Z */
       createdAt: string;
       /** @example 2026-11-22T10:00:00.120Z */

@@ -56,6 +56,7 @@
  * @property {string | null} nextAttemptAt
  * @property {number | null} lastStatusCode
  * @property {string | null} lastError
+ * @property {number | null} lastDurationMs How long the last attempt took; null before the first.
  * @property {string} createdAt
  * @property {string} updatedAt
  */

@@ -43,6 +43,15 @@ export class DeliveryResponse {
   })
   lastError: string | null;
 
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 212,
+    description:
+      'How long the last attempt took, in milliseconds: from sending the request to the end of the answer, or to the error that ended it. Null before the first attempt',
+  })
+  lastDurationMs: number | null;
+
   @ApiProperty({ example: '2026-11-22T10:00:00.000Z' })
   createdAt: string;
 
@@ -60,6 +69,7 @@ export class DeliveryResponse {
       nextAttemptAt: row.status === 'pending' && !row.leased && row.nextAttemptAt ? row.nextAttemptAt.toISOString() : null,
       lastStatusCode: row.lastStatusCode,
       lastError: row.lastError,
+      lastDurationMs: row.lastDurationMs,
       createdAt: row.createdAt.toISOString(),
       updatedAt: row.updatedAt.toISOString(),
     };

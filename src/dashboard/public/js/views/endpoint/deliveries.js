@@ -1,7 +1,7 @@
 // The endpoint page's deliveries: a live, filtered, paged table. Filters live in the address (so
 // back/forward and links keep them), the page's cursors in memory.
 import { api, explain, isAbort } from '../../api.js';
-import { h, time } from '../../dom.js';
+import { duration, h, time } from '../../dom.js';
 import { button, note, poll, statusBadge } from '../../ui.js';
 import { RATE_WINDOW } from '../endpoints.js';
 import { retryFailedDialog } from './dialogs.js';
@@ -10,6 +10,7 @@ import { deliveries as count, showQueued } from './queued.js';
 /** @typedef {import('../../api.js').Delivery} Delivery */
 
 const PAGE_SIZE = 25;
+const RESPONSE_TIME_HINT = 'How long the last attempt took: until the receiver answered, or until the error that ended it';
 export const REFRESH_MS = 2500;
 
 /**
@@ -73,6 +74,7 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
         h('th', { scope: 'col' }, 'Created'),
         h('th', { scope: 'col', class: 'num' }, 'Attempts'),
         h('th', { scope: 'col' }, 'Last result'),
+        h('th', { scope: 'col', class: 'num', title: RESPONSE_TIME_HINT }, 'Response time'),
       ),
     ),
     rows,
@@ -207,6 +209,11 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
             h('span', { class: 'cell-unit' }, delivery.attemptCount === 1 ? ' attempt' : ' attempts'),
           ),
           h('td', { 'data-label': 'Last result' }, lastResult(delivery)),
+          h(
+            'td',
+            { 'data-label': 'Response time', class: 'num', title: RESPONSE_TIME_HINT },
+            delivery.lastDurationMs === null ? h('span', { class: 'muted' }, '—') : duration(delivery.lastDurationMs),
+          ),
         ),
       ),
     );

@@ -65,7 +65,7 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
     h(
       'figure',
       { class: 'chart' },
-      h('figcaption', {}, `Latest ${RATE_WINDOW} deliveries over time`),
+      h('figcaption', {}, `Latest ${RATE_WINDOW} deliveries over time, and their response times`),
       chart,
       h(
         'ul',
@@ -73,6 +73,8 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
         ['succeeded', 'failed', 'pending'].map((status) =>
           h('li', { class: `legend-${status}` }, status[0].toUpperCase() + status.slice(1)),
         ),
+        h('li', { class: 'legend-median' }, 'Median response time'),
+        h('li', { class: 'legend-p95' }, '95th percentile'),
       ),
     ),
     actions,
