@@ -347,8 +347,10 @@ describe('dashboard in a browser', () => {
 
     await page.getByRole('link', { name: 'read-only-view' }).click();
     await visible(heading(page, 'Deliveries'));
-    await visible(page.getByText('it cannot edit, test or delete this endpoint', { exact: false }));
-    for (const name of ['Send test', 'Edit', 'Delete', 'Rotate secret', 'Retry all failed…']) {
+    await visible(
+      page.getByText('it cannot edit or delete this endpoint, send it a test event, or retry its deliveries', { exact: false }),
+    );
+    for (const name of ['Send test event', 'Edit', 'Delete', 'Rotate secret', 'Retry all failed…']) {
       expect(await page.getByRole('button', { name }).count()).toBe(0);
     }
     expect(page.url()).toContain(`#/endpoints/${id}`);
@@ -382,8 +384,8 @@ describe('dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Activate', exact: true }).click();
     await visible(page.locator('.endpoint-head .badge-active'));
 
-    await page.getByRole('button', { name: 'Send test' }).click();
-    await visible(page.locator('.test-card').getByText('Test delivered'));
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await visible(page.locator('.test-card').getByText('Test event delivered'));
     await visible(page.locator('.test-card').getByText('HTTP 200'));
     await visible(page.locator('tbody tr[data-status="succeeded"]').getByText('webhook.test'));
 

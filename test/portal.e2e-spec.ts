@@ -772,13 +772,15 @@ describe('portal links in a browser', () => {
     const page = await newPage();
     await page.goto(link(session));
     await visible(page.getByRole('link', { name: 'a-orders' }));
-    await visible(page.getByText('This session can only read: it cannot create, change, test or delete endpoints, or retry deliveries.'));
+    await visible(
+      page.getByText('This session can only read: it cannot create, change or delete endpoints, send test events, or retry deliveries.'),
+    );
     await visible(page.getByText('Read only', { exact: true }));
     expect(await page.getByRole('button', { name: 'New endpoint' }).count()).toBe(0);
     await page.getByRole('link', { name: 'a-orders' }).click();
     await visible(heading(page, 'Deliveries'));
     await visible(page.getByText('This session can only read', { exact: false }));
-    for (const name of ['Send test', 'Edit', 'Delete', 'Rotate secret', 'Deactivate', 'Retry all failed…'])
+    for (const name of ['Send test event', 'Edit', 'Delete', 'Rotate secret', 'Deactivate', 'Retry all failed…'])
       expect({ name, count: await page.getByRole('button', { name }).count() }).toEqual({ name, count: 0 });
 
     const before = await t.db.query('SELECT * FROM webhooks WHERE id = $1', [endpointA.id]);

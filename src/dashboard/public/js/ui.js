@@ -255,7 +255,7 @@ export function secretDialog({ heading, webhook }) {
           h(
             'p',
             { class: 'muted small' },
-            'Receivers check each delivery with it: ',
+            'Receivers check each request with it: ',
             h('code', {}, 'X-Webhook-Signature'),
             ' is ',
             h('code', {}, 'sha256='),

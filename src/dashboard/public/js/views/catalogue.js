@@ -19,7 +19,7 @@ export async function catalogueView(root, { signal }) {
     h(
       'p',
       { class: 'lead' },
-      'Every delivery body is an envelope ',
+      'The body of every request sent to an endpoint is an envelope ',
       h('code', {}, '{id, type, timestamp, data}'),
       '. These are the event types an endpoint can subscribe to, and the shape of their ',
       h('code', {}, 'data'),

@@ -88,7 +88,7 @@ export async function endpointsView(root, { signal, navigate }) {
       )
     : null;
   root.append(title('Endpoints', create));
-  if (!write) root.append(note('info', readOnlyText('create, change, test or delete endpoints, or retry deliveries')));
+  if (!write) root.append(note('info', readOnlyText('create, change or delete endpoints, send test events, or retry deliveries')));
   if (!read) {
     root.append(note('warn', 'This key cannot list endpoints (needs webhooks:read).'));
     return;

@@ -1,4 +1,4 @@
-// What can be done to an endpoint from its page: send a test, edit, (de)activate, replay, rotate
+// What can be done to an endpoint from its page: send a test event, edit, (de)activate, replay, rotate
 // the secret, delete. A key that can only read gets a note instead.
 import { api, explain, readOnlyText } from '../../api.js';
 import { duration, h } from '../../dom.js';
@@ -22,14 +22,14 @@ export function endpointActions(view, { write, navigate }) {
 
   /** @param {HTMLButtonElement} btn */
   async function sendTest(btn) {
-    testResult.replaceChildren(spinner('Sending a test delivery'), ' Sending a webhook.test delivery…');
+    testResult.replaceChildren(spinner('Sending a test event'), ' Sending a webhook.test event…');
     try {
       const result = await busy(btn, () => api.testWebhook(view.webhook.id));
       testResult.replaceChildren(
         h(
           'div',
           { class: ['test-card', result.success ? 'test-ok' : 'test-bad'] },
-          h('strong', {}, result.success ? 'Test delivered' : 'Test failed'),
+          h('strong', {}, result.success ? 'Test event delivered' : 'Test event failed'),
           h('span', {}, result.statusCode ? `HTTP ${result.statusCode}` : 'no HTTP response'),
           h('span', {}, duration(result.durationMs)),
           result.error ? h('span', { class: 'test-error' }, result.error) : null,
@@ -38,7 +38,7 @@ export function endpointActions(view, { write, navigate }) {
       );
       view.refreshNow();
     } catch (failure) {
-      testResult.replaceChildren(note('error', explain(failure, 'send test deliveries', 'webhooks:write')));
+      testResult.replaceChildren(note('error', explain(failure, 'send test events', 'webhooks:write')));
     }
   }
 
@@ -122,14 +122,14 @@ export function endpointActions(view, { write, navigate }) {
     ? h(
         'div',
         { class: 'toolbar', role: 'group', 'aria-label': 'Endpoint actions' },
-        button('Send test', (e) => sendTest(e.currentTarget), { kind: 'primary', id: 'send-test' }),
+        button('Send test event', (e) => sendTest(e.currentTarget), { kind: 'primary', id: 'send-test' }),
         button('Edit', () => edit()),
         toggle,
         replayButton,
         button('Rotate secret', (e) => rotate(e.currentTarget)),
         button('Delete', () => remove(), { kind: 'danger-quiet' }),
       )
-    : note('info', readOnlyText('edit, test or delete this endpoint, or retry its deliveries'));
+    : note('info', readOnlyText('edit or delete this endpoint, send it a test event, or retry its deliveries'));
 
   /** @param {Webhook} webhook */
   function show(webhook) {

@@ -26,7 +26,8 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
 
   /**
    * The types this endpoint's log can hold: those it subscribes to (in the catalogue's order) and
-   * test deliveries. A type chosen before (in the address, or before an edit dropped it) stays.
+   * webhook.test, the test event. A type chosen before (in the address, or before an edit dropped
+   * it) stays.
    */
   function fillTypeFilter() {
     const chosen = typeFilter.options.length ? typeFilter.value : (query.eventType ?? '');
@@ -167,7 +168,7 @@ export function endpointDeliveries(view, { write, query, signal, navigate, showR
       empty.textContent = page.data.length
         ? ''
         : unfiltered && cursors.length === 1
-          ? 'No deliveries yet. Publish an event this endpoint subscribes to, or send a test.'
+          ? 'No deliveries yet. Publish an event this endpoint subscribes to, or send a test event.'
           : 'No deliveries match these filters.';
       empty.hidden = page.data.length > 0;
     } catch (failure) {

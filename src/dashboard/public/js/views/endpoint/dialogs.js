@@ -217,7 +217,7 @@ export function rotateDialog(webhook) {
           h(
             'p',
             {},
-            'A new secret is made and shown once. Keep the current one signing beside it for a while, so receivers can switch without a failed delivery.',
+            'A new secret is made and shown once. Keep the current one signing beside it for a while, so receivers can switch without a failed attempt.',
           ),
           h('fieldset', { class: 'choice-field' }, h('legend', {}, 'Keep the current secret valid for'), choices),
           h(

@@ -60,7 +60,12 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
       { class: 'facts settings', 'aria-label': 'Delivery settings' },
       h('div', {}, h('dt', {}, 'Custom headers'), headers),
       h('div', {}, h('dt', { title: 'Delay before each attempt of a cycle' }, 'Retry schedule'), schedule),
-      h('div', {}, h('dt', { title: 'Rate limit and order of deliveries' }, 'Delivery pace'), flow),
+      h(
+        'div',
+        {},
+        h('dt', { title: 'How many attempts may start each second, and whether deliveries go one at a time' }, 'Delivery pace'),
+        flow,
+      ),
     ),
     h(
       'figure',
@@ -121,7 +126,7 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
         ? note(
             'info',
             h('strong', {}, 'Previous secret valid until ', time(until)),
-            '. Deliveries carry a signature with each secret until then (',
+            '. Until then every attempt carries a signature with each secret (',
             h('code', {}, 'X-Webhook-Signature'),
             ' keeps the previous one).',
           )
