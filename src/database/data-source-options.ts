@@ -14,6 +14,7 @@ import { PortalSessions1796500000000 } from './migrations/1796500000000-PortalSe
 import { ContentFilters1796600000000 } from './migrations/1796600000000-ContentFilters';
 import { ReceiverAuthentication1796700000000 } from './migrations/1796700000000-ReceiverAuthentication';
 import { CitusDistribution1796800000000 } from './migrations/1796800000000-CitusDistribution';
+import { EventTraceparent1796900000000 } from './migrations/1796900000000-EventTraceparent';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [
@@ -32,6 +33,7 @@ export const MIGRATIONS = [
   ContentFilters1796600000000,
   ReceiverAuthentication1796700000000,
   CitusDistribution1796800000000,
+  EventTraceparent1796900000000,
 ];
 
 /**

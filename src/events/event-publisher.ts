@@ -5,6 +5,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { isForeignKeyViolation } from '../common/database-errors';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../observability/metrics';
+import { Tracing } from '../observability/tracing';
 import { EventData, EventType, isEventType, isOperationalEventType, validateEventData } from '../catalogue/event-catalogue';
 import { batchProblems } from './batch-events';
 import { buildEnvelope, type Envelope } from '../catalogue/envelope';
@@ -71,18 +72,47 @@ export class EventPublisher {
     private readonly events: EventRepository,
     private readonly batcher: PublishBatcher,
     private readonly metrics: Metrics,
+    private readonly tracing: Tracing,
   ) {
     this.logsEvents = config.logLevel === 'debug' || config.logLevel === 'trace';
   }
 
   async publish<T extends EventType>(storeId: string, type: T, data: EventData<T>, options: PublishOptions = {}): Promise<PublishedEvent> {
+    // With tracing on, a span (a child of the caller's active one) whose context the event keeps for its attempts.
+    if (!this.tracing.enabled) return this.publishOne(storeId, type, data, options);
+    const span = this.tracing.startPublish(storeId, [type])!;
+    try {
+      const published = await this.publishOne(storeId, type, data, options, span.traceparent);
+      span.end({ deliveries: published.deliveries, duplicate: published.duplicate, eventId: published.id });
+      return published;
+    } catch (error) {
+      span.fail(error);
+      throw error;
+    }
+  }
+
+  private async publishOne<T extends EventType>(
+    storeId: string,
+    type: T,
+    data: EventData<T>,
+    options: PublishOptions,
+    traceparent?: string,
+  ): Promise<PublishedEvent> {
     if (!isEventType(type)) throw EventError.unknownType(type);
     if (isOperationalEventType(type)) throw EventError.reservedType(type);
     const problems = validateEventData(type, data);
     if (problems.length > 0) throw EventError.invalidData(problems);
 
     const { envelope, body } = buildEnvelope(type, data);
-    const event = { id: envelope.id, storeId, type, body, createdAt: new Date(envelope.timestamp), idempotencyKey: options.idempotencyKey };
+    const event: NewEvent = {
+      id: envelope.id,
+      storeId,
+      type,
+      body,
+      createdAt: new Date(envelope.timestamp),
+      idempotencyKey: options.idempotencyKey,
+      traceparent,
+    };
     const firstDelayMs = this.config.retryScheduleMs[0];
     let published: { deliveries: number } | null;
     try {
@@ -121,6 +151,28 @@ export class EventPublisher {
    * that event, marked `duplicate`, and delivers nothing again.
    */
   async publishMany(storeId: string, events: readonly BatchEvent[], options: PublishManyOptions = {}): Promise<PublishedEvent[]> {
+    if (!this.tracing.enabled) return this.publishBatch(storeId, events, options);
+    // One span for the batch (events that are not an array are refused below, under it).
+    const types = Array.isArray(events)
+      ? (events as readonly unknown[]).map((event) => String((event as { type?: unknown } | null)?.type))
+      : [];
+    const span = this.tracing.startPublish(storeId, types)!;
+    try {
+      const answers = await this.publishBatch(storeId, events, options, span.traceparent);
+      span.end({ deliveries: answers.reduce((sum, answer) => sum + (answer.duplicate ? 0 : answer.deliveries), 0) });
+      return answers;
+    } catch (error) {
+      span.fail(error);
+      throw error;
+    }
+  }
+
+  private async publishBatch(
+    storeId: string,
+    events: readonly BatchEvent[],
+    options: PublishManyOptions,
+    traceparent?: string,
+  ): Promise<PublishedEvent[]> {
     const problems = batchProblems(events);
     if (problems.length > 0) throw EventError.invalidBatch(problems);
 
@@ -134,6 +186,7 @@ export class EventPublisher {
       body,
       createdAt: at,
       idempotencyKey: events[index].idempotencyKey,
+      traceparent,
     }));
     const keys = rows.flatMap((row) => (row.idempotencyKey === undefined ? [] : [row.idempotencyKey]));
     const firstDelayMs = this.config.retryScheduleMs[0];

@@ -103,6 +103,7 @@ export class PublishBatcher {
         storeId: byId.get(delivery.eventId)!.storeId,
         eventType: byId.get(delivery.eventId)!.type,
         body: byId.get(delivery.eventId)!.body,
+        traceparent: byId.get(delivery.eventId)!.traceparent,
         attemptNumber: 1,
         cycleAttempt: 1,
         webhookActive: true,

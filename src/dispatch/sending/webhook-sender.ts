@@ -18,6 +18,8 @@ export interface SendRequest {
   previousSecret?: SigningSecret;
   /** The endpoint's own headers (validated when they were set). */
   headers?: Readonly<Record<string, string>>;
+  /** The attempt span's W3C traceparent, sent as the `traceparent` header (tracing on only). */
+  traceparent?: string;
 }
 
 export interface SendResult {
@@ -121,6 +123,7 @@ export class WebhookSender implements OnApplicationShutdown {
             ...target.headers,
             'content-type': 'application/json',
             'user-agent': this.userAgent,
+            ...(target.traceparent === undefined ? {} : { traceparent: target.traceparent }),
             ...signatureHeaders(
               this.config.signatureHeaders,
               target.eventId,

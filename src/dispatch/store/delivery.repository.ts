@@ -24,6 +24,8 @@ export interface ClaimedDelivery {
   /** Number of this attempt in the current cycle (for the retry schedule). */
   cycleAttempt: number;
   body: string;
+  /** The W3C traceparent its event was published with, if tracing was on then. */
+  traceparent?: string | null;
   url: string;
   secretSealed: string;
   /** The secret before a rotation, while its overlap lasts; null otherwise. */
@@ -510,12 +512,13 @@ export class DeliveryRepository implements OnApplicationShutdown {
        ), sent AS (
          SELECT d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId", d.store_id AS "storeId",
            d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt", d.event_type AS "eventType",
-           (SELECT e.body FROM events e WHERE e.id = d.event_id AND e.store_id = d.store_id) AS body,
+           e.body, e.traceparent,
            w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
            CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
            ${headersRevision('w')} AS "headersRevision", w.retry_schedule AS "retrySchedule", d.ordered
          FROM claimed d
          -- By its key, one row each, whatever the statistics said when the plan was made (above).
+         LEFT JOIN LATERAL (SELECT e.body, e.traceparent FROM events e WHERE e.id = d.event_id AND e.store_id = d.store_id OFFSET 0) e ON true
          CROSS JOIN LATERAL (SELECT * FROM webhooks w WHERE w.id = d.webhook_id AND w.store_id = d.store_id OFFSET 0) w
        )
        -- One row even when nothing was claimed: it carries what more may be due (the turns ended

@@ -17,4 +17,8 @@ export class Event {
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /** The W3C traceparent of the span that published it; null when tracing was off (docs/operations.md#tracing). */
+  @Column({ type: 'text', nullable: true })
+  traceparent: string | null;
 }

@@ -25,6 +25,8 @@ export interface NewEvent {
   body: string;
   createdAt: Date;
   idempotencyKey?: string;
+  /** The publish span's W3C traceparent, with tracing on: each attempt's span is its child. */
+  traceparent?: string;
 }
 
 /**
@@ -43,8 +45,8 @@ const PUBLISH = `
     ON CONFLICT DO NOTHING
     RETURNING 1
   ), ev AS (
-    INSERT INTO events (id, store_id, type, body, created_at)
-    SELECT $1, $2, $3, $4, $6 WHERE $5::text IS NULL OR EXISTS (SELECT 1 FROM key)
+    INSERT INTO events (id, store_id, type, body, created_at, traceparent)
+    SELECT $1, $2, $3, $4, $6, $9::text WHERE $5::text IS NULL OR EXISTS (SELECT 1 FROM key)
     RETURNING id, ${envelopeForFilters('body')} AS envelope
   ), fanned_out AS (
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
@@ -87,7 +89,7 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
   const input = `
   WITH input AS (
     SELECT * FROM json_to_recordset($1::json)
-      AS i(id text, store_id text, type text, body text, created_at timestamptz${withKeys ? ', idempotency_key text' : ''})
+      AS i(id text, store_id text, type text, body text, created_at timestamptz, traceparent text${withKeys ? ', idempotency_key text' : ''})
   )${
     withKeys
       ? `, keyed AS (
@@ -98,8 +100,8 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
   )`
       : ''
   }, ev AS (
-    INSERT INTO events (id, store_id, type, body, created_at)
-    SELECT id, store_id, type, body, created_at FROM input
+    INSERT INTO events (id, store_id, type, body, created_at, traceparent)
+    SELECT id, store_id, type, body, created_at, traceparent FROM input
     ${withKeys ? 'WHERE idempotency_key IS NULL OR id IN (SELECT event_id FROM keyed)' : ''}
     RETURNING id, store_id, type, ${envelopeForFilters('body')} AS envelope
   )`;
@@ -213,6 +215,7 @@ export class EventRepository {
       event.createdAt.toISOString(),
       timePart(event.id),
       firstDelayMs,
+      event.traceparent ?? null,
     ];
     const rows: Array<{ inserted: number; deliveries: number }> = manager
       ? await manager.query(PUBLISH, values)
@@ -236,6 +239,8 @@ export class EventRepository {
       type: event.type,
       body: event.body,
       created_at: event.createdAt.toISOString(),
+      // Left out of the JSON when undefined (tracing off): the column is then NULL.
+      traceparent: event.traceparent,
       idempotency_key: withKeys ? (event.idempotencyKey ?? null) : undefined,
     }));
     const text = PUBLISH_MANY[withKeys ? 'keys' : 'plain'][handOff ? 'handOff' : 'direct'];
@@ -277,12 +282,13 @@ export class EventRepository {
 
   /** Inserts an event with no fan-out (the endpoint test writes its one delivery itself). */
   async insert(manager: EntityManager, event: NewEvent): Promise<void> {
-    await manager.query(`INSERT INTO events (id, store_id, type, body, created_at) VALUES ($1, $2, $3, $4, $5)`, [
+    await manager.query(`INSERT INTO events (id, store_id, type, body, created_at, traceparent) VALUES ($1, $2, $3, $4, $5, $6)`, [
       event.id,
       event.storeId,
       event.type,
       event.body,
       event.createdAt.toISOString(),
+      event.traceparent ?? null,
     ]);
   }
 

@@ -81,6 +81,46 @@ describe('AttemptRunner', () => {
     expect(outcome.attempt).toMatchObject({ number: 1, trigger: 'scheduled', statusCode: 200, durationMs: 12 });
   });
 
+  it('with tracing on, sends the attempt span’s traceparent and ends the span with the decision', async () => {
+    const ended: unknown[] = [];
+    const started: unknown[] = [];
+    const tracing = {
+      startAttempt: (target: unknown) => {
+        started.push(target);
+        return { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', end: (attempt: unknown) => ended.push(attempt) };
+      },
+    };
+    const metrics = { deliveryAttempts: counter(), deliveryAttemptDuration: counter(), deliveriesFinished: counter() };
+    const traced = new AttemptRunner(
+      { retryScheduleMs: [0, 1_000, 4_000], retryJitter: 0, retryAfterMaxMs: 60_000 },
+      { send: async (request: SendRequest) => (sent.push(request), next) },
+      { secretOf: () => secret('s') },
+      headerCache,
+      metrics as never,
+      'lease-1',
+      undefined,
+      tracing,
+    );
+    next = answer(500, 'HTTP 500');
+    await traced.run(claimed({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01', attemptNumber: 2 }));
+    expect(started).toEqual([
+      {
+        parent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01',
+        storeId: 'st_default',
+        eventId: 'evt_1',
+        eventType: 'order.created',
+        endpointId: 'wh_1',
+        deliveryId: 'del_1',
+        attemptNumber: 2,
+        url: 'https://example.test/hook',
+      },
+    ]);
+    expect(sent[0].traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    expect(ended).toEqual([
+      { statusCode: 500, error: 'HTTP 500', durationMs: 12, succeeded: false, status: 'pending', retryDelayMs: 1_000 },
+    ]);
+  });
+
   it('schedules the next attempt of the cycle after a failure', async () => {
     next = answer(500, 'HTTP 500');
     const outcome = await runner.run(claimed({ cycleAttempt: 2, attemptNumber: 5 }));

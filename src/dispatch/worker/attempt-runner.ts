@@ -1,5 +1,6 @@
 import type { AppConfig } from '../../config/app-config';
 import type { Metrics } from '../../observability/metrics';
+import type { AttemptSpan, Tracing } from '../../observability/tracing';
 import { INACTIVE_ENDPOINT_ERROR, type AttemptOutcome, type ClaimedDelivery } from '../store/delivery.repository';
 import { deliveryFailedEvent } from '../../catalogue/operational-events';
 import type { HeaderCache } from './header-cache';
@@ -35,6 +36,7 @@ export class AttemptRunner {
     private readonly metrics: Pick<Metrics, 'deliveryAttempts' | 'deliveryAttemptDuration' | 'deliveriesFinished'>,
     private readonly leaseToken: string,
     private readonly onGone: (webhookId: string) => void = () => undefined,
+    private readonly tracing?: Pick<Tracing, 'startAttempt'>,
   ) {}
 
   async run(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
@@ -45,12 +47,23 @@ export class AttemptRunner {
     if (!headers) return this.ended(delivery, INACTIVE_ENDPOINT_ERROR);
     const secrets = headers.error ? undefined : this.secretsOf(delivery);
     if (!secrets) return this.unsigned(delivery, headers.error);
+    const span = this.tracing?.startAttempt({
+      parent: delivery.traceparent ?? null,
+      storeId: delivery.storeId,
+      eventId: delivery.eventId,
+      eventType: delivery.eventType,
+      endpointId: delivery.webhookId,
+      deliveryId: delivery.id,
+      attemptNumber: delivery.attemptNumber,
+      url: delivery.url,
+    });
     const result = await this.sender.send({
       url: delivery.url,
       eventId: delivery.eventId,
       body: delivery.body,
       ...secrets,
       headers: headers.headers,
+      traceparent: span?.traceparent,
     });
     this.metrics.deliveryAttempts.inc({ outcome: result.succeeded ? 'success' : 'failure' });
     this.metrics.deliveryAttemptDuration.observe(result.durationMs / 1000);
@@ -67,7 +80,9 @@ export class AttemptRunner {
       });
       if (retryAfterMs !== undefined) result.error = `${result.error}, Retry-After ${describeWait(result.retryAfterMs!, retryAfterMs)}`;
     }
-    return this.decided(delivery, result, decision);
+    const outcome = this.decided(delivery, result, decision);
+    if (span) endSpan(span, result, outcome);
+    return outcome;
   }
 
   private get maxAttempts(): number {
@@ -173,6 +188,18 @@ export function outcomeOf(
     lastStatusCode: result.statusCode,
     lastError: result.error,
   };
+}
+
+/** Ends an attempt's span with its result and what was decided after it. */
+function endSpan(span: AttemptSpan, result: SendResult, outcome: AttemptOutcome): void {
+  span.end({
+    statusCode: result.statusCode,
+    error: outcome.lastError,
+    durationMs: result.durationMs,
+    succeeded: result.succeeded,
+    status: outcome.status,
+    retryDelayMs: outcome.retryDelayMs,
+  });
 }
 
 /** How a Retry-After reads in the attempt log: `2 s`, or `7200 s (capped at 3600 s)`. */

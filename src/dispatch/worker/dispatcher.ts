@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { isDatabaseUnavailable } from '../../common/database-errors';
 import { PgNotifier } from '../../database/pg-notifier';
 import { Metrics } from '../../observability/metrics';
+import { Tracing } from '../../observability/tracing';
 import { SecretCipher } from '../../webhooks/secret-cipher';
 import { WebhooksService } from '../../webhooks/webhooks.service';
 import { AttemptRunner } from './attempt-runner';
@@ -90,6 +91,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     private readonly notifier: PgNotifier,
     metrics: Metrics,
     private readonly webhooks: WebhooksService,
+    @Optional() tracing?: Tracing,
   ) {
     this.logsAttempts = config.logLevel === 'debug' || config.logLevel === 'trace';
     this.leaseMs = config.deliveryTimeoutMs + config.leaseMarginMs;
@@ -100,11 +102,20 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       store: STORE_REFILL_SHARE,
     });
     const headers = new HeaderCache((ids) => webhooks.headersToSend(ids));
-    this.runner = new AttemptRunner(config, sender, new SecretCache(cipher), headers, metrics, this.leaseToken, (webhookId) => {
-      this.webhooks
-        .disableGone(webhookId)
-        .catch((error: unknown) => this.logger.warn(`could not disable ${webhookId} after a 410: ${errorMessage(error)}`));
-    });
+    this.runner = new AttemptRunner(
+      config,
+      sender,
+      new SecretCache(cipher),
+      headers,
+      metrics,
+      this.leaseToken,
+      (webhookId) => {
+        this.webhooks
+          .disableGone(webhookId)
+          .catch((error: unknown) => this.logger.warn(`could not disable ${webhookId} after a 410: ${errorMessage(error)}`));
+      },
+      tracing?.enabled ? tracing : undefined,
+    );
     this.timer = new RetryTimer(
       () => this.wake(),
       () => this.deliveries.nextDueAt(),
