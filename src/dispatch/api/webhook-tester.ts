@@ -95,6 +95,7 @@ export class WebhookTester {
           previousSecret: sealed.previous ? this.open(sealed.previous, webhookId) : undefined,
           headers: headers?.headers ?? {},
           traceparent: span?.traceparent,
+          access: headers?.access,
         })
       : unsignedAttempt(headers?.error);
     span?.end({ ...result, status: result.succeeded ? 'succeeded' : 'failed' });

@@ -1,8 +1,11 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { AppConfig } from '../../config/app-config';
+import type { ClientTls, ReceiverAccess } from '../../webhooks/receiver-credentials';
 import { UrlPolicy } from '../../webhooks/url-policy';
 import { AttemptDeadlines, type DeadlineSignal } from './attempt-deadlines';
+import { OAuth2TokenError } from './oauth2-token-request';
+import { ReceiverAuthenticator } from './receiver-authenticator';
 import { retryAfterMs } from './retry-after';
 import { signatureHeaders, type SigningSecret } from './signature';
 
@@ -20,6 +23,8 @@ export interface SendRequest {
   headers?: Readonly<Record<string, string>>;
   /** The attempt span's W3C traceparent, sent as the `traceparent` header (tracing on only). */
   traceparent?: string;
+  /** The endpoint's receiver auth and client certificate, opened (docs/receivers.md). */
+  access?: ReceiverAccess;
 }
 
 export interface SendResult {
@@ -46,13 +51,23 @@ export class WebhookSender implements OnApplicationShutdown {
   private readonly userAgent: string;
   private readonly deadlines = new AttemptDeadlines();
   private readonly targets = new TargetCache();
+  private readonly receivers: ReceiverAuthenticator;
 
   constructor(
     private readonly config: AppConfig,
     private readonly urlPolicy: UrlPolicy,
   ) {
     this.userAgent = `${config.serviceName}-Webhook/1.0 (+${config.docsUrl})`;
-    this.agent = new Agent({
+    this.agent = new Agent(this.agentOptions());
+    // Token requests share the deliveries' pool, and so their address checks.
+    this.receivers = new ReceiverAuthenticator(this.agent, urlPolicy, config.deliveryTimeoutMs, (tls) => new Agent(this.agentOptions(tls)));
+  }
+
+  /** The shared pool's options; with `tls`, those of an endpoint's own pool that presents its client certificate. */
+  private agentOptions(tls?: ClientTls): Agent.Options {
+    const { config, urlPolicy } = this;
+    const clientTls = tls ? { cert: tls.clientCertificate, key: tls.clientKey, ...(tls.ca ? { ca: tls.ca } : {}) } : {};
+    return {
       // Per origin. Several endpoints can share an origin (one host, several paths), and a hanging
       // one must not take the connections of the others: the dispatcher limits each endpoint.
       connections: config.dispatchConcurrency,
@@ -61,8 +76,8 @@ export class WebhookSender implements OnApplicationShutdown {
       keepAliveMaxTimeout: 120_000,
       headersTimeout: config.deliveryTimeoutMs,
       bodyTimeout: config.deliveryTimeoutMs,
-      connect: refusingSelf(buildConnector({ timeout: config.deliveryTimeoutMs, lookup: urlPolicy.lookup }), urlPolicy),
-    });
+      connect: refusingSelf(buildConnector({ timeout: config.deliveryTimeoutMs, lookup: urlPolicy.lookup, ...clientTls }), urlPolicy),
+    };
   }
 
   async send(target: SendRequest, timeoutMs = this.config.deliveryTimeoutMs): Promise<SendResult> {
@@ -78,7 +93,14 @@ export class WebhookSender implements OnApplicationShutdown {
       const url = this.targets.get(target.url);
       // net.connect never calls `lookup` for an IP literal, so literals are checked here.
       this.urlPolicy.assertAddressAllowed(url.hostname);
-      const answer = await this.post(url, target, signal);
+      const dispatcher = this.receivers.dispatcherFor(target.access, this.agent);
+      const authorization = await this.receivers.authorization(target.access, signal);
+      let answer = await this.post(url, target, signal, dispatcher, authorization);
+      if (answer.statusCode === 401) {
+        // An OAuth2 token the receiver no longer takes: one more try, with a new one, in this attempt.
+        const renewed = await this.receivers.afterRefusal(target.access, authorization, signal);
+        if (renewed !== undefined) answer = await this.post(url, target, signal, dispatcher, renewed);
+      }
       const statusCode = answer.statusCode;
       let succeeded = statusCode >= 200 && statusCode < 300;
       let error: string | null = null;
@@ -101,7 +123,8 @@ export class WebhookSender implements OnApplicationShutdown {
       }
       return finish({ statusCode, error, responseBody: answer.excerpt, succeeded });
     } catch (caught) {
-      return finish({ statusCode: null, error: describeError(caught, signal, timeoutMs), responseBody: null, succeeded: false });
+      const error = caught instanceof OAuth2TokenError ? caught.message : describeError(caught, signal, timeoutMs);
+      return finish({ statusCode: null, error, responseBody: null, succeeded: false });
     } finally {
       this.deadlines.end(signal);
     }
@@ -112,15 +135,22 @@ export class WebhookSender implements OnApplicationShutdown {
    * `request`: no response stream and no async iterator for an answer of a few bytes, which saves
    * CPU and allocation on every request (docs/scaling.md).
    */
-  private post(url: ParsedTarget, target: SendRequest, signal: DeadlineSignal): Promise<Answer> {
+  private post(
+    url: ParsedTarget,
+    target: SendRequest,
+    signal: DeadlineSignal,
+    dispatcher: Pick<Dispatcher, 'dispatch'>,
+    authorization: string | undefined,
+  ): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
-      this.agent.dispatch(
+      dispatcher.dispatch(
         {
           origin: url.origin,
           path: url.path,
           method: 'POST',
           headers: {
             ...target.headers,
+            ...(authorization === undefined ? {} : { authorization }),
             'content-type': 'application/json',
             'user-agent': this.userAgent,
             ...(target.traceparent === undefined ? {} : { traceparent: target.traceparent }),
@@ -146,7 +176,7 @@ export class WebhookSender implements OnApplicationShutdown {
    * (close waited up to DELIVERY_TIMEOUT_MS more, test/graceful-shutdown.e2e-spec.ts).
    */
   async onApplicationShutdown(): Promise<void> {
-    await this.agent.destroy().catch(() => undefined);
+    await Promise.all([this.agent.destroy().catch(() => undefined), this.receivers.destroy()]);
   }
 }
 

@@ -63,6 +63,7 @@ export class AttemptRunner {
       body: delivery.body,
       ...secrets,
       headers: headers.headers,
+      access: headers.access,
       traceparent: span?.traceparent,
     });
     this.metrics.deliveryAttempts.inc({ outcome: result.succeeded ? 'success' : 'failure' });
