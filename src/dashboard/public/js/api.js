@@ -14,6 +14,7 @@
  * @property {string} name
  * @property {string} url
  * @property {string[]} events
+ * @property {string | null} filter The content filter: only events it matches are sent; null for every event of its types.
  * @property {boolean} isActive
  * @property {Record<string, string | null>} headers A sensitive header's value reads null: it is never returned.
  * @property {string[]} sensitiveHeaders The names whose values are kept secret (stored encrypted, never returned).
@@ -35,6 +36,7 @@
  * @property {string} [name]
  * @property {string} [url]
  * @property {string[]} [events]
+ * @property {string | null} [filter] Null clears it.
  * @property {boolean} [isActive]
  * @property {Record<string, string | null>} [headers] On an update, a sensitive header given null keeps its stored value.
  * @property {number[] | null} [retrySchedule]
@@ -341,6 +343,8 @@ export const api = {
   updateWebhook: (id, body) => request('PUT', `/webhooks/${encodeURIComponent(id)}`, { body }),
   /** @type {(id: string) => Promise<null>} */
   deleteWebhook: (id) => request('DELETE', `/webhooks/${encodeURIComponent(id)}`),
+  /** @type {(filter: string, event: Record<string, unknown>) => Promise<{ matches: boolean }>} */
+  testFilter: (filter, event) => request('POST', '/webhooks/filter-test', { body: { filter, event } }),
   /** @type {(id: string) => Promise<TestResult>} */
   testWebhook: (id) => request('POST', `/webhooks/${encodeURIComponent(id)}/test`),
   /** @type {(id: string, oldSecretExpiresInSeconds: number) => Promise<WebhookWithSecret>} */

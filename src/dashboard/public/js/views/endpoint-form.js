@@ -2,6 +2,7 @@ import { api, ApiError, explain } from '../api.js';
 import { h } from '../dom.js';
 import { parseSchedule, scheduleText } from '../schedule.js';
 import { button, openDialog } from '../ui.js';
+import { filterField, filterWords } from './filter-field.js';
 
 /** @typedef {import('../api.js').Webhook} Webhook */
 /** @typedef {import('../api.js').EventType} EventType */
@@ -146,6 +147,7 @@ export async function endpointDialog({ webhook } = {}) {
         );
         return h('fieldset', { class: 'event-group' }, h('legend', {}, category, all), own);
       });
+      const filter = filterField(webhook?.filter ?? null, types, () => boxes.filter((box) => box.checked).map((box) => box.value));
       const headers = headerEditor(webhook?.headers ?? {}, webhook?.sensitiveHeaders ?? []);
       const schedule = h('input', {
         id: 'ep-schedule',
@@ -220,6 +222,7 @@ export async function endpointDialog({ webhook } = {}) {
               retrySchedule: delays.delays,
               rateLimitPerSecond: limit === '' ? null : Number(limit),
               ordered: ordered.checked,
+              filter: filter.value(),
             };
             error.textContent = '';
             scheduleProblem('');
@@ -228,8 +231,11 @@ export async function endpointDialog({ webhook } = {}) {
               close(webhook ? await api.updateWebhook(webhook.id, body) : await api.createWebhook(body));
             } catch (failure) {
               const { field, rest } = splitProblems(failure, 'retrySchedule');
-              error.textContent = rest ?? explain(failure, editing ? 'change endpoints' : 'create endpoints', 'webhooks:write');
+              const { field: filterProblem, rest: others } = splitProblems(failure, 'filter');
+              error.textContent =
+                (filterProblem ? others : rest) ?? explain(failure, editing ? 'change endpoints' : 'create endpoints', 'webhooks:write');
               if (field) scheduleProblem(field);
+              if (filterProblem) filter.problem(filterWords(filterProblem));
             } finally {
               submit.disabled = false;
             }
@@ -254,6 +260,7 @@ export async function endpointDialog({ webhook } = {}) {
             h('p', { class: 'hint' }, 'The endpoint receives these event types.'),
             h('div', { class: 'event-groups' }, groups),
           ),
+          filter.field,
           headers.field,
           h(
             'div',

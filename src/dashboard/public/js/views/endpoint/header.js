@@ -26,6 +26,7 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
   const headers = h('dd');
   const schedule = h('dd');
   const flow = h('dd');
+  const filter = h('dd');
   const rate = h('dd', {}, h('span', { class: 'muted small' }, '…'));
   const created = h('dd');
   const updated = h('dd');
@@ -66,6 +67,7 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
         h('dt', { title: 'How many attempts may start each second, and whether deliveries go one at a time' }, 'Delivery pace'),
         flow,
       ),
+      h('div', {}, h('dt', { title: 'Only events it matches are sent here' }, 'Content filter'), filter),
     ),
     h(
       'figure',
@@ -147,6 +149,8 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
       webhook.rateLimitPerSecond ? `At most ${plural(webhook.rateLimitPerSecond, 'attempt')} a second` : 'No rate limit',
       webhook.ordered ? ' · ordered, one at a time' : '',
     );
+    filter.className = webhook.filter ? 'mono small' : '';
+    filter.replaceChildren(webhook.filter ?? 'None: every event of its types');
     created.replaceChildren(time(webhook.createdAt));
     updated.replaceChildren(time(webhook.updatedAt));
   }
