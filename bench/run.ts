@@ -11,8 +11,8 @@
  * Options:
  *   --quick            every scenario shrunk; under 60 s
  *   --clients          only the HTTP-client study (bench/studies/http-clients.ts); no database needed
- *   --only=a,b         only these scenarios: ceiling, api, throughput, latency, isolation, retry, ratelimit, ordered, backlog, peers, claim, retention,
- *                      noisy-neighbour, many-stores
+ *   --only=a,b         only these scenarios: ceiling, api, throughput, publish-filtered, latency, isolation, retry, ratelimit, ordered,
+ *                      backlog, peers, claim, retention, noisy-neighbour, many-stores
  *   --profile          run Hookline under --cpu-prof (profiles in bench/profiles/) and print where its time goes
  *   --sql-stats        time Hookline's SQL statements per scenario (pg driver wrapper) and print the top ones
  *   --log-level=L      Hookline's LOG_LEVEL (default info, as deployed)
@@ -58,6 +58,7 @@ import { manyStores } from './scenarios/many-stores';
 import { noisyNeighbour } from './scenarios/noisy-neighbour';
 import { retention } from './scenarios/retention';
 import { retry } from './scenarios/retry';
+import { publishFiltered } from './scenarios/publish-filtered';
 import { throughput } from './scenarios/throughput';
 
 function parseOptions(argv: string[]): Options {
@@ -141,9 +142,19 @@ async function attempt(bench: Bench, scenario: Scenario, run: () => Promise<void
     if (bench.hookline && !bench.hookline.child.running) {
       bench.hookline = undefined;
       if (
-        ['api', 'throughput', 'latency', 'isolation', 'retry', 'ratelimit', 'ordered', 'noisy-neighbour', 'backlog', 'retention'].some(
-          (s) => bench.has(s as Scenario),
-        )
+        [
+          'api',
+          'throughput',
+          'publish-filtered',
+          'latency',
+          'isolation',
+          'retry',
+          'ratelimit',
+          'ordered',
+          'noisy-neighbour',
+          'backlog',
+          'retention',
+        ].some((s) => bench.has(s as Scenario))
       )
         await bench.startHookline('restarted');
     }
@@ -169,6 +180,7 @@ async function runAll(bench: Bench): Promise<void> {
   }
   await attempt(bench, 'api', () => managementApi(bench));
   await attempt(bench, 'throughput', () => throughput(bench));
+  await attempt(bench, 'publish-filtered', () => publishFiltered(bench));
   await attempt(bench, 'latency', () => latency(bench));
   await attempt(bench, 'isolation', () => isolation(bench));
   await attempt(bench, 'retry', () => retry(bench));

@@ -10,6 +10,8 @@ export interface BatchPublish {
   batchEvents: number;
   /** Requests in flight at once. */
   inFlight: number;
+  /** The publishing store's key (default: the admin key, st_default). */
+  apiKey?: string;
 }
 
 export interface BatchPublished {
@@ -42,7 +44,7 @@ export async function batchPublish(spec: BatchPublish): Promise<BatchPublished> 
       const size = sizes[next++];
       const response = await fetch(url, {
         method: 'POST',
-        headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+        headers: { 'x-api-key': spec.apiKey ?? ADMIN_KEY, 'content-type': 'application/json' },
         body: size === spec.batchEvents ? full : bodyOf(size),
       });
       const text = await response.text();

@@ -14,6 +14,7 @@ export const SCENARIOS = [
   'ceiling',
   'api',
   'throughput',
+  'publish-filtered',
   'latency',
   'isolation',
   'retry',
@@ -59,6 +60,8 @@ export interface Sizes {
   apiSec: number;
   apiConnections: number;
   throughputEvents: number;
+  /** Events (× 10 endpoints) of each publish-filtered phase: two without filters, two with. */
+  publishFilteredEvents: number;
   latencyRate: number;
   /** Before the fixed rate: this long at 100/s, so that Hookline's publish path is compiled (JIT). */
   latencyRampMs: number;
@@ -100,6 +103,7 @@ export const FULL: Sizes = {
   apiSec: 10,
   apiConnections: 50,
   throughputEvents: 10_000, // × 10 endpoints = 100,000 deliveries
+  publishFilteredEvents: 10_000,
   latencyRate: 500,
   latencyRampMs: 15_000,
   latencyWarmupMs: 2000,
@@ -135,6 +139,7 @@ export const QUICK: Sizes = {
   apiSec: 2,
   apiConnections: 50,
   throughputEvents: 1000,
+  publishFilteredEvents: 1000,
   latencyRate: 500,
   latencyRampMs: 1000,
   latencyWarmupMs: 500,
