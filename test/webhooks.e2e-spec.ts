@@ -18,6 +18,7 @@ import {
 import { Receiver } from './support/receiver';
 
 const WEBHOOK_KEYS = [
+  'auth',
   'createdAt',
   'disabledAt',
   'disabledReason',
@@ -32,6 +33,7 @@ const WEBHOOK_KEYS = [
   'retrySchedule',
   'secretRotation',
   'sensitiveHeaders',
+  'tls',
   'updatedAt',
   'url',
 ];
@@ -89,6 +91,8 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
         retrySchedule: null,
         rateLimitPerSecond: null,
         ordered: false,
+        auth: null,
+        tls: null,
         disabledReason: null,
         disabledAt: null,
         secretRotation: null,
@@ -350,7 +354,7 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       [
         'an empty body',
         {},
-        'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered, filter',
+        'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered, auth, tls, filter',
       ],
       ['name empty', { name: '' }, 'name must be 1 to 200 characters'],
       ['name of 201 characters', { name: 'x'.repeat(201) }, 'name must be 1 to 200 characters'],
@@ -387,7 +391,7 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
       await expectError(
         await t.api(`/webhooks/${hook.id}`, { method: 'PUT' }),
         400,
-        'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered, filter',
+        'provide at least one of name, url, events, isActive, headers, retrySchedule, rateLimitPerSecond, ordered, auth, tls, filter',
       );
       await expectError(
         await t.api(`/webhooks/${hook.id}`, { method: 'PUT', body: '{"name":', headers: { 'Content-Type': 'application/json' } }),
