@@ -21,6 +21,8 @@
  * @property {number[] | null} retrySchedule
  * @property {number | null} rateLimitPerSecond
  * @property {boolean} ordered
+ * @property {ShownAuth | null} auth How Hookline authenticates to the receiver, without its secret part.
+ * @property {{ clientCertificate: Certificate, ca: Certificate[] | null } | null} tls The client certificate of mutual TLS, summarised.
  * @property {DisabledReason | null} disabledReason
  * @property {string | null} disabledAt
  * @property {{ oldSecretExpiresAt: string } | null} secretRotation
@@ -42,6 +44,23 @@
  * @property {number[] | null} [retrySchedule]
  * @property {number | null} [rateLimitPerSecond]
  * @property {boolean} [ordered]
+ * @property {ReceiverAuth | null} [auth] Replaces the whole setting; null removes it.
+ */
+
+/**
+ * An endpoint's auth as the API shows it: the method and its non-secret fields.
+ * @typedef {{ type: 'basic', username: string } | { type: 'bearer' }
+ *   | { type: 'oauth2', tokenUrl: string, clientId: string, scope: string | null, audience: string | null }} ShownAuth
+ */
+
+/**
+ * Auth as the form sets it (basic and bearer; OAuth2 is set through the API).
+ * @typedef {{ type: 'basic', username: string, password: string } | { type: 'bearer', token: string }} ReceiverAuth
+ */
+
+/**
+ * A certificate summarised.
+ * @typedef {{ subject: string, issuer: string, fingerprint: string, validFrom: string, validTo: string }} Certificate
  */
 
 /** @typedef {'pending' | 'succeeded' | 'failed'} DeliveryStatus */

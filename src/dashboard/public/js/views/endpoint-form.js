@@ -3,6 +3,7 @@ import { h } from '../dom.js';
 import { parseSchedule, scheduleText } from '../schedule.js';
 import { button, openDialog } from '../ui.js';
 import { filterField, filterWords } from './filter-field.js';
+import { authField } from './auth-field.js';
 
 /** @typedef {import('../api.js').Webhook} Webhook */
 /** @typedef {import('../api.js').EventType} EventType */
@@ -149,6 +150,7 @@ export async function endpointDialog({ webhook } = {}) {
       });
       const filter = filterField(webhook?.filter ?? null, types, () => boxes.filter((box) => box.checked).map((box) => box.value));
       const headers = headerEditor(webhook?.headers ?? {}, webhook?.sensitiveHeaders ?? []);
+      const auth = authField(webhook);
       const schedule = h('input', {
         id: 'ep-schedule',
         name: 'retrySchedule',
@@ -201,6 +203,12 @@ export async function endpointDialog({ webhook } = {}) {
               read.field.focus();
               return;
             }
+            const credentials = auth.read();
+            if ('error' in credentials) {
+              error.textContent = credentials.error;
+              credentials.field.focus();
+              return;
+            }
             const delays = parseSchedule(schedule.value);
             if ('error' in delays) {
               error.textContent = '';
@@ -223,6 +231,7 @@ export async function endpointDialog({ webhook } = {}) {
               rateLimitPerSecond: limit === '' ? null : Number(limit),
               ordered: ordered.checked,
               filter: filter.value(),
+              ...(credentials.auth === undefined ? {} : { auth: credentials.auth }),
             };
             error.textContent = '';
             scheduleProblem('');
@@ -262,6 +271,7 @@ export async function endpointDialog({ webhook } = {}) {
           ),
           filter.field,
           headers.field,
+          auth.field,
           h(
             'div',
             { class: 'field' },

@@ -4,6 +4,7 @@ import { h, plural, time } from '../../dom.js';
 import { activeBadge, button, chips, DISABLED_REASONS, failingBadge, note, title } from '../../ui.js';
 import { scheduleText } from '../../schedule.js';
 import { sortedHeaders } from '../endpoint-form.js';
+import { authText, tlsText } from '../auth-field.js';
 import { deliveryChart } from './chart.js';
 import { failingHealth, RATE_WINDOW, rateView, successRate } from '../endpoints.js';
 
@@ -27,6 +28,8 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
   const schedule = h('dd');
   const flow = h('dd');
   const filter = h('dd');
+  const auth = h('dd');
+  const mtls = h('dd');
   const rate = h('dd', {}, h('span', { class: 'muted small' }, '…'));
   const created = h('dd');
   const updated = h('dd');
@@ -68,6 +71,8 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
         flow,
       ),
       h('div', {}, h('dt', { title: 'Only events it matches are sent here' }, 'Content filter'), filter),
+      h('div', {}, h('dt', { title: 'How Hookline proves itself to the receiver' }, 'Authentication'), auth),
+      h('div', {}, h('dt', { title: 'The client certificate Hookline presents' }, 'Mutual TLS'), mtls),
     ),
     h(
       'figure',
@@ -151,6 +156,8 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
     );
     filter.className = webhook.filter ? 'mono small' : '';
     filter.replaceChildren(webhook.filter ?? 'None: every event of its types');
+    auth.replaceChildren(authText(webhook.auth));
+    mtls.replaceChildren(...[tlsText(webhook.tls)].flat());
     created.replaceChildren(time(webhook.createdAt));
     updated.replaceChildren(time(webhook.updatedAt));
   }
