@@ -197,4 +197,19 @@ describe('content filters', () => {
     await receiver.waitFor(2, (r) => r.path === '/clear');
     expect(idsAt(receiver, '/clear')).toEqual([small.id, francs.id].sort());
   });
+  it('replays only the events the filter matches now', async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const hook = await createWebhook(t, `${receiver.url}/replay`, ['order.cancelled'], { filter: BIG_EUR });
+    const big = await publish(t, 'order.cancelled', order(30, 20_000, 'EUR'));
+    const small = await publish(t, 'order.cancelled', order(31, 100, 'EUR'));
+    await receiver.waitFor(1, (r) => r.path === '/replay');
+    const replay = async (): Promise<{ queued: number }> =>
+      expectJson<{ queued: number }>(await t.api(`/webhooks/${hook.id}/replay`, { method: 'POST', json: { since } }), 202);
+    // The small order was not missed: the filter left it out.
+    expect(await replay()).toEqual({ queued: 0 });
+    expect(await expectJson<Endpoint>(await put(hook.id, { filter: null }), 200)).toMatchObject({ filter: null });
+    expect(await replay()).toEqual({ queued: 1 });
+    await receiver.waitFor(2, (r) => r.path === '/replay');
+    expect(idsAt(receiver, '/replay')).toEqual([big.id, small.id].sort());
+  });
 });

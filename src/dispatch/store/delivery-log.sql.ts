@@ -1,6 +1,7 @@
 import { statement } from '../../database/sql';
 import { deliveriesOfEvent } from './event-deliveries';
 import { sqlRetentionFloor } from './sql-id-floor';
+import { passesFilter } from '../../webhooks/content-filter';
 
 /**
  * A delivery as the API shows it. Its last attempt's duration is read from that attempt: one
@@ -101,7 +102,8 @@ export const RESTART_FAILED = statement(
  * order, at most `$7`. Ids bound the window as the times do (`idFloor`), so the store's index on
  * events serves it in order and the scan stops at the limit; the times keep it exact and let a
  * table partitioned by time skip the other partitions. An endpoint's own `webhook.disabled` is
- * never sent to it. `$8` is RETENTION_DAYS: nothing older than retention on the database's clock.
+ * never sent to it, nor an event its content filter does not match now. `$8` is RETENTION_DAYS:
+ * nothing older than retention on the database's clock.
  */
 export const REPLAY_CANDIDATES = statement(
   'replay-candidates',
@@ -112,6 +114,7 @@ export const REPLAY_CANDIDATES = statement(
     AND e.id >= $3 AND e.id < $4 AND e.created_at >= $5 AND e.created_at < $6 AND e.id >= ${sqlRetentionFloor('evt', '$8')}
     AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.webhook_id = w.id)
     AND NOT (e.type = 'webhook.disabled' AND e.body::jsonb #>> '{data,webhookId}' = w.id)
+    AND ${passesFilter('w', 'e.body::jsonb')}
   ORDER BY e.id
   LIMIT $7`,
 );
