@@ -70,9 +70,9 @@ export function endpointHeader(webhook, { actions, onReplayMissed }) {
         h('dt', { title: 'How many attempts may start each second, and whether deliveries go one at a time' }, 'Delivery pace'),
         flow,
       ),
-      h('div', {}, h('dt', { title: 'Only events it matches are sent here' }, 'Content filter'), filter),
       h('div', {}, h('dt', { title: 'How Hookline proves itself to the receiver' }, 'Authentication'), auth),
       h('div', {}, h('dt', { title: 'The client certificate Hookline presents' }, 'Mutual TLS'), mtls),
+      h('div', {}, h('dt', { title: 'Only events it matches are sent here' }, 'Content filter'), filter),
     ),
     h(
       'figure',
