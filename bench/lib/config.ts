@@ -60,8 +60,10 @@ export interface Sizes {
   apiSec: number;
   apiConnections: number;
   throughputEvents: number;
-  /** Events (× 10 endpoints) of each publish-filtered phase: two without filters, two with. */
+  /** Events (× 10 endpoints) of each publish-filtered phase. */
   publishFilteredEvents: number;
+  /** Rounds of publish-filtered phases: none, filtered, filtered, none. */
+  publishFilteredRounds: number;
   latencyRate: number;
   /** Before the fixed rate: this long at 100/s, so that Hookline's publish path is compiled (JIT). */
   latencyRampMs: number;
@@ -103,7 +105,8 @@ export const FULL: Sizes = {
   apiSec: 10,
   apiConnections: 50,
   throughputEvents: 10_000, // × 10 endpoints = 100,000 deliveries
-  publishFilteredEvents: 10_000,
+  publishFilteredEvents: 5000,
+  publishFilteredRounds: 2,
   latencyRate: 500,
   latencyRampMs: 15_000,
   latencyWarmupMs: 2000,
@@ -140,6 +143,7 @@ export const QUICK: Sizes = {
   apiConnections: 50,
   throughputEvents: 1000,
   publishFilteredEvents: 1000,
+  publishFilteredRounds: 1,
   latencyRate: 500,
   latencyRampMs: 1000,
   latencyWarmupMs: 500,
