@@ -94,7 +94,8 @@ export class WebhookSender implements OnApplicationShutdown {
       // net.connect never calls `lookup` for an IP literal, so literals are checked here.
       this.urlPolicy.assertAddressAllowed(url.hostname);
       const dispatcher = this.receivers.dispatcherFor(target.access, this.agent);
-      const authorization = await this.receivers.authorization(target.access, signal);
+      // Most endpoints have no auth: no await, and no promise, on their attempts.
+      const authorization = target.access?.auth ? await this.receivers.authorization(target.access, signal) : undefined;
       let answer = await this.post(url, target, signal, dispatcher, authorization);
       if (answer.statusCode === 401) {
         // An OAuth2 token the receiver no longer takes: one more try, with a new one, in this attempt.
