@@ -4,6 +4,7 @@ import { AppConfig } from '../../config/app-config';
 import type { ClientTls, ReceiverAccess } from '../../webhooks/receiver-credentials';
 import { UrlPolicy } from '../../webhooks/url-policy';
 import { AttemptDeadlines, type DeadlineSignal } from './attempt-deadlines';
+import { EGRESS_PROXY_ERROR_CODE, egressConnector } from './egress-connector';
 import { OAuth2TokenError } from './oauth2-token-request';
 import { ReceiverAuthenticator } from './receiver-authenticator';
 import { retryAfterMs } from './retry-after';
@@ -76,7 +77,11 @@ export class WebhookSender implements OnApplicationShutdown {
       keepAliveMaxTimeout: 120_000,
       headersTimeout: config.deliveryTimeoutMs,
       bodyTimeout: config.deliveryTimeoutMs,
-      connect: refusingSelf(buildConnector({ timeout: config.deliveryTimeoutMs, lookup: urlPolicy.lookup, ...clientTls }), urlPolicy),
+      // Through EGRESS_PROXY_URL when it is set: deliveries, test deliveries and token requests alike.
+      connect: refusingSelf(
+        egressConnector(config.egressProxy, urlPolicy, { timeout: config.deliveryTimeoutMs, lookup: urlPolicy.lookup, ...clientTls }),
+        urlPolicy,
+      ),
     };
   }
 
@@ -359,6 +364,8 @@ function describeError(error: unknown, signal: DeadlineSignal, timeoutMs: number
   const code = err.code ?? err.cause?.code;
   const message = err.cause?.message ?? err.message ?? String(error);
   switch (code) {
+    case EGRESS_PROXY_ERROR_CODE:
+      return message;
     case 'EHOSTBLOCKED':
     case 'ESELF':
       return `blocked: ${message}`;
