@@ -169,7 +169,7 @@ describe('RETRY_JITTER=0.5 with RETRY_SCHEDULE_MS=0,10s', () => {
         (
           await t.db.query<{ delay: number }>(
             `SELECT extract(epoch FROM d.next_attempt_at - a.started_at) * 1000 - a.duration_ms AS delay
-             FROM deliveries d JOIN delivery_attempts a ON a.delivery_id = d.id AND a.number = 1
+             FROM deliveries d JOIN delivery_attempts a ON a.delivery_id = d.id AND a.store_id = d.store_id AND a.number = 1
              WHERE d.webhook_id = $1 AND d.status = 'pending' AND d.lease_token IS NULL`,
             [webhook.id],
           )
@@ -220,9 +220,10 @@ describe('a delivery waiting for its next attempt across a restart (RETRY_SCHEDU
     await before.close();
     apps.splice(apps.indexOf(before), 1);
 
+    // Taken before the start: a new app may send the retry before its start has returned.
+    const restartedAt = Date.now();
     const after = await startApp({ db, env });
     apps.push(after);
-    const restartedAt = Date.now();
     const [, second] = await receiver.waitFor(2, (r) => r.path === '/restart', 6_000);
     expect(restartedAt).toBeLessThan(second.at);
     expect(second.headers['x-webhook-id']).toBe(event.id);

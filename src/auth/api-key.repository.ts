@@ -43,7 +43,7 @@ export class ApiKeyRepository {
       await manager.query(
         `INSERT INTO api_keys (id, store_id, name, scopes, key_hash) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (id) DO UPDATE SET key_hash = EXCLUDED.key_hash, name = EXCLUDED.name, scopes = EXCLUDED.scopes,
-           created_at = CASE WHEN api_keys.key_hash = EXCLUDED.key_hash THEN api_keys.created_at ELSE now() END,
+           created_at = CASE WHEN api_keys.key_hash = EXCLUDED.key_hash THEN api_keys.created_at ELSE EXCLUDED.created_at END,
            last_used_at = CASE WHEN api_keys.key_hash = EXCLUDED.key_hash THEN api_keys.last_used_at ELSE NULL END`,
         [key.id, key.storeId, key.name, key.scopes, key.keyHash],
       );

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { connectionBudget } from './connection-budget';
 import { dataSourceOptions } from './data-source-options';
+import { DatabaseEngine } from './database-engine';
 import { PgNotifier } from './pg-notifier';
 import { runMigrationsLocked } from './run-migrations';
 import { SettingsRepository } from './settings.repository';
@@ -31,7 +32,17 @@ import { warnIfSuperuser } from './superuser-warning';
       },
     }),
   ],
-  providers: [PgNotifier, SettingsRepository, SqlPool],
-  exports: [PgNotifier, SettingsRepository, SqlPool],
+  providers: [
+    PgNotifier,
+    SettingsRepository,
+    SqlPool,
+    // After the migrations (the data source runs them before it is provided).
+    {
+      provide: DatabaseEngine,
+      inject: [DataSource],
+      useFactory: (dataSource: DataSource) => DatabaseEngine.detect((sql) => dataSource.query(sql)),
+    },
+  ],
+  exports: [PgNotifier, SettingsRepository, SqlPool, DatabaseEngine],
 })
 export class DatabaseModule {}

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { ReadBatcher } from '../database/read-batcher';
 import { SqlPool } from '../database/sql-pool';
+import { DatabaseEngine } from '../database/database-engine';
 import type { EventType } from '../catalogue/event-catalogue';
 import type { WebhookResponse } from './dto/webhook.response';
 import { rowsOf } from '../database/sql';
@@ -123,6 +124,13 @@ const WEBHOOK_CREATE_LOCK = 0x77680001;
 const PAGE_STATEMENTS_IN_FLIGHT = 2;
 const PAGES_PER_STATEMENT = 100;
 
+/**
+ * {@link PAGES} for the pages of one store, `$6`, on a Citus cluster (docs/scaling.md, "Citus"):
+ * the statement then runs whole on the shard of that store. The pages of other stores that arrive
+ * together go in statements of their own, at the same time.
+ */
+const PAGES_OF_STORE = PAGES.replace('WHERE webhooks.store_id = q.store_id', 'WHERE webhooks.store_id = $6 AND q.store_id = $6');
+
 interface PageQuery extends WebhookFilter {
   storeId: string;
 }
@@ -138,6 +146,7 @@ export class WebhookRepository {
   constructor(
     @InjectRepository(Webhook) private readonly webhooks: Repository<Webhook>,
     private readonly pool: SqlPool,
+    @Optional() private readonly engine: DatabaseEngine = DatabaseEngine.plain,
   ) {}
 
   /**
@@ -227,10 +236,12 @@ export class WebhookRepository {
   async rotateSecret(storeId: string, id: string, secretEncrypted: string, overlapSeconds: number): Promise<Webhook | null> {
     const rows = await rowsOf<{ id: string }>(
       this.webhooks.manager,
+      // The expiry worked out in FROM: Citus sends no now() inside a CASE to a shard.
       `UPDATE webhooks SET
          previous_secret_encrypted = CASE WHEN $4 > 0 THEN secret_encrypted END,
-         previous_secret_expires_at = CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END,
+         previous_secret_expires_at = CASE WHEN $4 > 0 THEN overlap.ends END,
          secret_encrypted = $3, updated_at = now()
+       FROM (SELECT now() + make_interval(secs => $4) AS ends) overlap
        WHERE id = $1 AND store_id = $2 RETURNING id`,
       [id, storeId, secretEncrypted, overlapSeconds],
     );
@@ -382,6 +393,7 @@ export class WebhookRepository {
   }
 
   private async readPages(queries: PageQuery[]): Promise<WebhookResponse[][]> {
+    if (this.engine.citus) return this.readPagesByStore(queries);
     const result = await this.pool.query<WebhookResponse & { n: string }>({
       name: 'hookline-webhooks-pages',
       text: PAGES,
@@ -396,6 +408,30 @@ export class WebhookRepository {
     const pages = queries.map((): WebhookResponse[] => []);
     // The row's sensitive values are null already; shown by name whatever is stored all the same.
     for (const { n, ...webhook } of result.rows) pages[Number(n) - 1].push({ ...webhook, ...showHeaders(webhook.headers) });
+    return pages;
+  }
+  private async readPagesByStore(queries: PageQuery[]): Promise<WebhookResponse[][]> {
+    const pages = queries.map((): WebhookResponse[] => []);
+    const stores = [...new Set(queries.map((q) => q.storeId))];
+    await Promise.all(
+      stores.map(async (storeId) => {
+        const indexes = queries.flatMap((q, i) => (q.storeId === storeId ? [i] : []));
+        const mine = indexes.map((i) => queries[i]);
+        const result = await this.pool.query<WebhookResponse & { n: string }>({
+          name: 'hookline-webhooks-pages-of-store',
+          text: PAGES_OF_STORE,
+          values: [
+            mine.map((q) => q.storeId),
+            mine.map((q) => q.beforeId ?? null),
+            mine.map((q) => q.isActive ?? null),
+            mine.map((q) => q.event ?? null),
+            mine.map((q) => q.limit + 1),
+            storeId,
+          ],
+        });
+        for (const { n, ...webhook } of result.rows) pages[indexes[Number(n) - 1]].push({ ...webhook, ...showHeaders(webhook.headers) });
+      }),
+    );
     return pages;
   }
 }

@@ -176,6 +176,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   };
 }
 
+/** The test database as the server's superuser (on Citus, for what only a superuser may do, such as moving a shard). */
+export function adminUrlOf(db: TestDatabase): string {
+  return withDatabase(serverUrl(), db.name);
+}
+
 /** Runs SQL on the server's maintenance database (e.g. to cut a test database's connections). */
 export function adminQuery(sql: string, params: unknown[] = []): Promise<unknown> {
   return onServer((client) => client.query(sql, params));

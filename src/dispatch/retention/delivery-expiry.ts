@@ -1,11 +1,12 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { formatDuration } from '../../config/retry-schedule';
 import { SqlPool } from '../../database/sql-pool';
 import { Metrics } from '../../observability/metrics';
 import { errorMessage } from '../../common/failure-log';
 import { poolSql } from '../../database/sql';
-import { EXPIRE_DELIVERIES } from '../store/delivery-expiry.sql';
+import { EXPIRE_DELIVERIES, EXPIRE_DELIVERIES_ON_CLUSTER } from '../store/delivery-expiry.sql';
+import { DatabaseEngine } from '../../database/database-engine';
 
 /** Deliveries ended by one statement; a larger backlog takes several, each short. */
 export const EXPIRY_BATCH = 5_000;
@@ -38,6 +39,7 @@ export class DeliveryExpiry implements OnApplicationBootstrap, OnApplicationShut
     private readonly config: AppConfig,
     private readonly pool: SqlPool,
     private readonly metrics: Metrics,
+    @Optional() private readonly engine: DatabaseEngine = DatabaseEngine.plain,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -57,11 +59,10 @@ export class DeliveryExpiry implements OnApplicationBootstrap, OnApplicationShut
     try {
       const error = expiredDeliveryError(this.config.maxDeliveryAgeMs);
       for (;;) {
-        const [{ ended }] = await poolSql(this.pool).rows<{ ended: number }>(EXPIRE_DELIVERIES, [
-          this.config.maxDeliveryAgeMs,
-          batch,
-          error,
-        ]);
+        const [{ ended }] = await poolSql(this.pool).rows<{ ended: number }>(
+          this.engine.citus ? EXPIRE_DELIVERIES_ON_CLUSTER : EXPIRE_DELIVERIES,
+          [this.config.maxDeliveryAgeMs, batch, error],
+        );
         total += ended;
         if (ended < batch) break;
       }

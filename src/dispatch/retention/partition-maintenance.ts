@@ -41,7 +41,14 @@ interface Child {
  * half-way is finished by the next.
  */
 export class PartitionMaintenance {
-  constructor(private readonly pool: Pool) {}
+  /**
+   * `concurrently`: detach without blocking deliveries. Citus detaches a distributed table's
+   * partition only at once, on every shard (docs/scaling.md, "Citus").
+   */
+  constructor(
+    private readonly pool: Pool,
+    private readonly concurrently = true,
+  ) {}
 
   async run(nowMs: number, retentionDays: number, aheadDays = AHEAD_DAYS): Promise<MaintenanceReport> {
     const report: MaintenanceReport = { ran: false, created: [], dropped: [], keptPending: [] };
@@ -138,7 +145,8 @@ export class PartitionMaintenance {
 
   private async drop(client: PoolClient, table: PartitionedTable, child: Child): Promise<number> {
     if (child.detachPending) await client.query(`ALTER TABLE ${table} DETACH PARTITION ${child.name} FINALIZE`);
-    else if (child.attached) await client.query(`ALTER TABLE ${table} DETACH PARTITION ${child.name} CONCURRENTLY`);
+    else if (child.attached)
+      await client.query(`ALTER TABLE ${table} DETACH PARTITION ${child.name}${this.concurrently ? ' CONCURRENTLY' : ''}`);
     const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${child.name}`);
     await client.query(`DROP TABLE ${child.name}`);
     return rows[0].n;

@@ -1,7 +1,8 @@
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { AppConfig } from '../../config/app-config';
 import { SqlPool } from '../../database/sql-pool';
+import { DatabaseEngine } from '../../database/database-engine';
 import { Metrics } from '../../observability/metrics';
 import { type MaintenanceReport, PartitionMaintenance } from './partition-maintenance';
 import { partitionName } from './partition-plan';
@@ -19,8 +20,9 @@ export class RetentionScheduler implements OnApplicationBootstrap {
     private readonly config: AppConfig,
     pool: SqlPool,
     private readonly metrics: Metrics,
+    @Optional() engine: DatabaseEngine = DatabaseEngine.plain,
   ) {
-    this.maintenance = new PartitionMaintenance(pool);
+    this.maintenance = new PartitionMaintenance(pool, !engine.citus);
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -32,3 +32,29 @@ export const EXPIRE_DELIVERIES = statement(
   )
   SELECT count(*)::int AS ended FROM ended`,
 );
+
+/**
+ * {@link EXPIRE_DELIVERIES} on a Citus cluster, which locks no rows across shards: the expired
+ * deliveries are found first, then each is ended only if it still qualifies when the update
+ * reaches it (a claim that took it meanwhile keeps it; the update waits for that claim to commit).
+ */
+export const EXPIRE_DELIVERIES_ON_CLUSTER = statement(
+  'expire-deliveries-on-cluster',
+  `
+  WITH expired AS (
+    SELECT id, store_id FROM deliveries
+    WHERE status = 'pending'
+      AND id < ${sqlIdFloor('del', 'now() - make_interval(secs => $1::double precision / 1000)')}
+      AND created_at <= now() - make_interval(secs => $1::double precision / 1000)
+      AND (restarted_at IS NULL OR restarted_at <= now() - make_interval(secs => $1::double precision / 1000))
+      AND (lease_token IS NULL OR next_attempt_at <= now())
+    LIMIT $2
+  ), ended AS (
+    UPDATE deliveries d
+    SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $3, updated_at = now()
+    FROM expired x
+    WHERE d.id = x.id AND d.store_id = x.store_id AND d.status = 'pending' AND (d.lease_token IS NULL OR d.next_attempt_at <= now())
+    RETURNING 1
+  )
+  SELECT count(*)::int AS ended FROM ended`,
+);

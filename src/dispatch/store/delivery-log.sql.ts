@@ -23,7 +23,7 @@ const RESTART_SET = `status = 'pending', cycle_attempts = 0, next_attempt_at = n
 export const FIND_DELIVERY = statement(
   'find-delivery',
   `
-  SELECT ${DELIVERY_COLUMNS}, e.body FROM deliveries d JOIN events e ON e.id = d.event_id
+  SELECT ${DELIVERY_COLUMNS}, e.body FROM deliveries d JOIN events e ON e.id = d.event_id AND e.store_id = d.store_id
   WHERE d.id = $1 AND d.store_id = $2`,
 );
 
@@ -112,7 +112,7 @@ export const REPLAY_CANDIDATES = statement(
   FROM webhooks w JOIN events e ON e.store_id = w.store_id AND e.type = ANY (w.events)
   WHERE w.id = $2 AND w.store_id = $1 AND w.is_active
     AND e.id >= $3 AND e.id < $4 AND e.created_at >= $5 AND e.created_at < $6 AND e.id >= ${sqlRetentionFloor('evt', '$8')}
-    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.webhook_id = w.id)
+    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.store_id = e.store_id AND d.webhook_id = w.id)
     AND NOT (e.type = 'webhook.disabled' AND e.body::jsonb #>> '{data,webhookId}' = w.id)
     AND ${passesFilter('w', 'e.body::jsonb')}
   ORDER BY e.id
@@ -134,11 +134,11 @@ export const REPLAY = statement(
       w.ordered
     FROM webhooks w JOIN events e ON e.store_id = w.store_id
     WHERE w.id = $2 AND w.store_id = $1 AND w.is_active AND e.id = ANY ($3::text[]) AND e.id >= $4 AND e.id <= $5
-      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.webhook_id = w.id)
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE ${deliveriesOfEvent('d', 'e')} AND d.store_id = e.store_id AND d.webhook_id = w.id)
     ORDER BY e.id
     RETURNING 1
   ), woken AS (
-    SELECT pg_notify($6, '') FROM (SELECT 1 FROM replayed LIMIT 1) AS any_delivery
+    SELECT pg_notify($6, '')::text FROM (SELECT 1 FROM replayed LIMIT 1) AS any_delivery
   )
   SELECT (SELECT count(*) FROM replayed)::int AS queued, (SELECT count(*) FROM woken)::int AS woken`,
 );

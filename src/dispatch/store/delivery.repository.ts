@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, Optional } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Pool } from 'pg';
 import { newIdAtTimeOf } from '../../common/ids';
@@ -8,6 +8,9 @@ import type { AttemptTrigger } from './delivery-attempt.entity';
 import type { DeliveryStatus } from './delivery.entity';
 import type { OperationalEvent } from '../../catalogue/operational-events';
 import { headersRevision } from '../../webhooks/webhook.repository';
+import { DatabaseEngine } from '../../database/database-engine';
+import { CLAIM_ONE_STORE, DUE_STORES } from './citus-claim.sql';
+import { clusterTurns } from './cluster-turns';
 import { envelopeForFilters, passesFilter } from '../../webhooks/content-filter';
 
 /** A claimed delivery with everything needed to send it (one round trip). */
@@ -195,13 +198,17 @@ const OUTCOME_COLUMNS = `id text, token text, status text, delay_ms double preci
   duration_ms int, status_code int, error text, response_body text`;
 
 /** The attempt rows and the decisions (see recordOutcomes); `updated` answers `extra` columns too. */
-function recordOutcomesCtes(columns: string, extra: string): string {
+function recordOutcomesCtes(columns: string, extra: string, cluster = false): string {
+  // On a Citus cluster (docs/scaling.md, "Citus"): the times are worked out before the updates
+  // (Citus sends no now() inside a CASE to the shards), the deliveries are joined rather than
+  // looked up by a lateral subquery, and the ordered release takes each endpoint's next by DISTINCT ON.
   return `WITH u AS (
-    SELECT * FROM json_to_recordset($1::json) AS u(${columns})
+    SELECT *${cluster ? ', now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000) AS due, now() AS at' : ''}
+    FROM json_to_recordset($1::json) AS u(${columns})
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u CROSS JOIN LATERAL (SELECT d.store_id FROM deliveries d WHERE d.id = u.id) AS p
+    FROM u ${cluster ? 'JOIN deliveries p ON p.id = u.id' : 'CROSS JOIN LATERAL (SELECT d.store_id FROM deliveries d WHERE d.id = u.id) AS p'}
     WHERE u.record_attempt
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
@@ -213,7 +220,7 @@ function recordOutcomesCtes(columns: string, extra: string): string {
     UPDATE deliveries d
     SET status = u.status,
         next_attempt_at = CASE WHEN u.status = 'pending'
-          THEN now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000) ELSE NULL END,
+          THEN ${cluster ? 'u.due' : 'now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000)'} ELSE NULL END,
         lease_token = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
     WHERE d.id = u.id AND d.lease_token = u.token
@@ -225,15 +232,25 @@ function recordOutcomesCtes(columns: string, extra: string): string {
     -- row as it is once locked. A status in WHERE let the planner, whose statistics of a filling
     -- partition count few pending rows, read every pending delivery for each batch instead.
     UPDATE deliveries n
-    SET next_attempt_at = CASE WHEN n.status = 'pending' THEN coalesce(n.next_attempt_at, now()) ELSE n.next_attempt_at END,
+    SET next_attempt_at = CASE WHEN n.status = 'pending' THEN coalesce(n.next_attempt_at, ${cluster ? 'c.at' : 'now()'}) ELSE n.next_attempt_at END,
       updated_at = now()
-    WHERE n.id = ANY (ARRAY(
+    ${cluster ? 'FROM (SELECT now() AS at) c' : ''}
+    WHERE n.id = ANY (ARRAY(${
+      cluster
+        ? `
+      SELECT DISTINCT ON (p.store_id, p.webhook_id) p.id FROM deliveries p
+      JOIN (SELECT DISTINCT endpoint, store_id FROM updated WHERE ordered AND status <> 'pending') ended
+        ON p.store_id = ended.store_id AND p.webhook_id = ended.endpoint
+      WHERE p.status = 'pending' AND p.ordered AND NOT (p.id = ANY ($2::text[]))
+      ORDER BY p.store_id, p.webhook_id, p.event_id`
+        : `
       SELECT next.id FROM (SELECT DISTINCT endpoint FROM updated WHERE ordered AND status <> 'pending') ended
       CROSS JOIN LATERAL (
         SELECT p.id FROM deliveries p
         WHERE p.webhook_id = ended.endpoint AND p.status = 'pending' AND p.ordered AND NOT (p.id = ANY ($2::text[]))
         ORDER BY p.event_id LIMIT 1
-      ) next
+      ) next`
+    }
     ))
     RETURNING n.id
   )`;
@@ -248,12 +265,16 @@ const RETRIES = `SELECT 'retry' AS kind, id, extract(epoch FROM next_attempt_at 
  * thousands of endpoints each one's first success in an interval is stamped, and nearly every
  * batch would otherwise take the health statement below, which costs more per delivery.
  */
-const RECORD = `${recordOutcomesCtes(`${OUTCOME_COLUMNS}, stamp boolean`, ', d.store_id, u.stamp')}, cleared AS (
+const record = (
+  cluster: boolean,
+): string => `${recordOutcomesCtes(`${OUTCOME_COLUMNS}, stamp boolean`, ', d.store_id, u.stamp', cluster)}, cleared AS (
     UPDATE endpoint_health h SET last_success_at = now(), failing_since = NULL, failures = 0
     FROM (SELECT DISTINCT endpoint, store_id FROM updated WHERE stamp) c
     WHERE h.webhook_id = c.endpoint AND h.store_id = c.store_id AND (h.failures > 0 OR h.failing_since IS NOT NULL)
   )
   ${RETRIES}`;
+const RECORD = record(false);
+const RECORD_ON_CLUSTER = record(true);
 
 /**
  * {@link RECORD}, and: a delivery that ends `failed` after an attempt counts against its
@@ -262,9 +283,10 @@ const RECORD = `${recordOutcomesCtes(`${OUTCOME_COLUMNS}, stamp boolean`, ', d.s
  * of the store subscribes; answers the endpoints whose count crossed `$3` failures over `$4` ms.
  * All conditional on the decision being written.
  */
-const RECORD_WITH_HEALTH = `${recordOutcomesCtes(
+const recordWithHealth = (cluster: boolean): string => `${recordOutcomesCtes(
   `${OUTCOME_COLUMNS}, counts boolean, stamp boolean, notice_id text, notice_body text, notice_at timestamptz`,
   `, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at`,
+  cluster,
 )}, health_changes AS (
     SELECT webhook_id, store_id, bool_or(stamp) AS stamped, count(*) FILTER (WHERE counts)::int AS failed
     FROM updated WHERE counts OR stamp GROUP BY webhook_id, store_id
@@ -290,17 +312,22 @@ const RECORD_WITH_HEALTH = `${recordOutcomesCtes(
     INSERT INTO events (id, store_id, type, body, created_at)
     SELECT notice_id, store_id, 'webhook.delivery_failed', notice_body, notice_at FROM updated
     WHERE status = 'failed' AND notice_id IS NOT NULL
-      AND EXISTS (SELECT 1 FROM webhooks w WHERE w.store_id = updated.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events))
-    RETURNING id, store_id, ${envelopeForFilters('body')} AS envelope
+      AND ${
+        cluster
+          ? "store_id IN (SELECT w.store_id FROM webhooks w WHERE w.is_active AND 'webhook.delivery_failed' = ANY (w.events))"
+          : "EXISTS (SELECT 1 FROM webhooks w WHERE w.store_id = updated.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events))"
+      }
+    RETURNING id, store_id, body
   ), notice_deliveries AS (
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || substr(n.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), n.store_id, n.id, w.id,
       'webhook.delivery_failed', now(), w.ordered
-    FROM notices n JOIN webhooks w ON w.store_id = n.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events)
+    FROM (SELECT id, store_id, ${envelopeForFilters('body')} AS envelope FROM notices OFFSET 0) n
+    JOIN webhooks w ON w.store_id = n.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events)
       AND ${passesFilter('w', 'n.envelope')}
     RETURNING 1
   ), woken AS (
-    SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM notice_deliveries LIMIT 1) AS any_delivery
+    SELECT pg_notify('${DELIVERIES_CHANNEL}', '')::text FROM (SELECT 1 FROM notice_deliveries LIMIT 1) AS any_delivery
   )
   ${RETRIES}
   UNION ALL
@@ -308,6 +335,8 @@ const RECORD_WITH_HEALTH = `${recordOutcomesCtes(
   WHERE $3::int IS NOT NULL AND failures >= $3 AND failing_since <= now() - make_interval(secs => $4::double precision / 1000)
   UNION ALL
   SELECT 'woken', NULL, NULL FROM woken`;
+const RECORD_WITH_HEALTH = recordWithHealth(false);
+const RECORD_WITH_HEALTH_ON_CLUSTER = recordWithHealth(true);
 
 /**
  * The worker's statements on deliveries and their attempts, on the dispatcher's pool. The hot path
@@ -316,7 +345,10 @@ const RECORD_WITH_HEALTH = `${recordOutcomesCtes(
  */
 @Injectable()
 export class DeliveryRepository implements OnApplicationShutdown {
-  constructor(@Inject(DISPATCH_POOL) private readonly pool: Pool) {}
+  constructor(
+    @Inject(DISPATCH_POOL) private readonly pool: Pool,
+    @Optional() private readonly engine: DatabaseEngine = DatabaseEngine.plain,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.pool.end().catch(() => undefined);
@@ -395,6 +427,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
     limits: SlotLimits,
     turns: StoreTurns = { after: '', stores: STORE_TURNS },
   ): Promise<ClaimBatch> {
+    if (this.engine.citus) return this.claimDueOnCluster(limit, leaseMs, leaseToken, limits, turns);
     // A named (prepared) statement, so that it is not planned at every claim (docs/scaling.md).
     const result = await this.pool.query<ClaimRow>({
       name: 'hookline-claim',
@@ -566,6 +599,61 @@ export class DeliveryRepository implements OnApplicationShutdown {
   }
 
   /**
+   * {@link claimDue} on a Citus cluster (docs/scaling.md, "Citus"): the stores with due work are
+   * asked of every shard, and each store that has a turn is claimed by a statement of its own,
+   * which runs on the one shard holding it, so that `FOR UPDATE SKIP LOCKED` holds there.
+   */
+  private async claimDueOnCluster(
+    limit: number,
+    leaseMs: number,
+    leaseToken: string,
+    limits: SlotLimits,
+    storeTurns: StoreTurns,
+  ): Promise<ClaimBatch> {
+    const due = await this.pool.query<{ store_id: string }>({
+      name: `hookline-${DUE_STORES.name}`,
+      text: DUE_STORES.text,
+      values: [CLAIM_EARLY_MS],
+    });
+    const { turns, cut } = clusterTurns(
+      due.rows.map((row) => row.store_id),
+      storeTurns.after,
+      storeTurns.stores,
+      new Set(limits.excludedStores),
+      limit,
+    );
+    const batch: ClaimBatch = { deliveries: [], turnsCut: cut, crowdedStores: [], lastStore: null, deferredDueAt: [] };
+    for (const { storeId, share } of turns) {
+      const result = await this.pool.query<ClaimRow>({
+        name: `hookline-${CLAIM_ONE_STORE.name}`,
+        text: CLAIM_ONE_STORE.text,
+        values: [
+          limits.excluded,
+          share,
+          slotsJson(limits.partial),
+          limits.perEndpoint,
+          leaseMs,
+          leaseToken,
+          CLAIM_EARLY_MS,
+          storeId,
+          limits.excludedStores,
+          slotsJson(limits.partialStores),
+          limits.perStore,
+          INTERRUPTED_ATTEMPT_ERROR,
+        ],
+      });
+      const answeredAt = Date.now();
+      for (const { turnsCut: _t, crowdedStores, lastStore: _s, deferredDueInMs, ...delivery } of result.rows) {
+        if (delivery.id !== null) batch.deliveries.push(delivery);
+        batch.crowdedStores.push(...(crowdedStores ?? []));
+        batch.deferredDueAt.push(...(deferredDueInMs ?? []).map((ms) => answeredAt + Number(ms)));
+      }
+      batch.lastStore = storeId;
+    }
+    return batch;
+  }
+
+  /**
    * Writes a batch of attempt rows and the decisions taken on them in one statement. A decision
    * applies only while the worker still holds the lease; the attempt row is kept either way, since
    * the request was really sent. Answers the retries it scheduled, with when they are due: a
@@ -632,10 +720,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
       health
         ? {
             name: 'hookline-record-health',
-            text: RECORD_WITH_HEALTH,
+            text: this.engine.citus ? RECORD_WITH_HEALTH_ON_CLUSTER : RECORD_WITH_HEALTH,
             values: [...values, thresholds?.minFailures ?? null, thresholds?.afterMs ?? 0],
           }
-        : { name: 'hookline-record', text: RECORD, values },
+        : { name: 'hookline-record', text: this.engine.citus ? RECORD_ON_CLUSTER : RECORD, values },
     );
     const answeredAt = Date.now();
     const scheduled: ScheduledRetry[] = [];
@@ -665,6 +753,17 @@ export class DeliveryRepository implements OnApplicationShutdown {
    * pending deliveries (a skip scan), nothing when there are none.
    */
   async releaseStalledOrdered(): Promise<number> {
+    if (this.engine.citus) {
+      // No skip scan across shards: each shard answers the first pending delivery of each ordered endpoint.
+      const released = await this.pool.query({
+        name: 'hookline-release-stalled-on-cluster',
+        text: `UPDATE deliveries d SET next_attempt_at = now(), updated_at = now()
+         FROM (SELECT DISTINCT ON (store_id, webhook_id) store_id, id, next_attempt_at FROM deliveries
+               WHERE status = 'pending' AND ordered ORDER BY store_id, webhook_id, event_id) h
+         WHERE d.store_id = h.store_id AND d.id = h.id AND h.next_attempt_at IS NULL AND d.status = 'pending' AND d.next_attempt_at IS NULL`,
+      });
+      return released.rowCount ?? 0;
+    }
     const result = await this.pool.query({
       name: 'hookline-release-stalled',
       text: `WITH RECURSIVE heads AS (

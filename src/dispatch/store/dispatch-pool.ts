@@ -2,6 +2,7 @@ import { Logger, type Provider } from '@nestjs/common';
 import { Pool } from 'pg';
 import { AppConfig } from '../../config/app-config';
 import { DISPATCH_CONNECTIONS } from '../../database/connection-budget';
+import { DatabaseEngine } from '../../database/database-engine';
 
 /** DI token of the dispatcher's own PostgreSQL pool. */
 export const DISPATCH_POOL = Symbol('DISPATCH_POOL');
@@ -41,17 +42,18 @@ export const DISPATCH_SESSION_SETTINGS = {
  */
 export const dispatchPoolProvider: Provider = {
   provide: DISPATCH_POOL,
-  inject: [AppConfig],
-  useFactory: (config: AppConfig): Pool => {
+  inject: [AppConfig, DatabaseEngine],
+  useFactory: (config: AppConfig, engine: DatabaseEngine): Pool => {
     const logger = new Logger('DispatchPool');
+    // Citus plans a distributed statement anew for its parameters' values (which shard); forced
+    // generic plans leave it none to make ("could not create distributed plan").
+    const settings = Object.entries(DISPATCH_SESSION_SETTINGS).filter(([name]) => !engine.citus || name !== 'plan_cache_mode');
     const pool = new Pool({
       connectionString: config.databaseUrl,
       max: DISPATCH_CONNECTIONS,
       application_name: 'hookline-dispatch',
       // PGOPTIONS still applies (as it does to the other connections), with these settings added.
-      options: [process.env.PGOPTIONS, ...Object.entries(DISPATCH_SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`)]
-        .filter(Boolean)
-        .join(' '),
+      options: [process.env.PGOPTIONS, ...settings.map(([name, value]) => `-c ${name}=${value}`)].filter(Boolean).join(' '),
       connectionTimeoutMillis: 5_000,
     });
     // An idle connection that breaks (the database restarts) must not take the process down.

@@ -47,15 +47,19 @@ const PUBLISH = `
   ), ev AS (
     INSERT INTO events (id, store_id, type, body, created_at, traceparent)
     SELECT $1, $2, $3, $4, $6, $9::text WHERE $5::text IS NULL OR EXISTS (SELECT 1 FROM key)
-    RETURNING id, ${envelopeForFilters('body')} AS envelope
+    RETURNING id, body
   ), fanned_out AS (
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || $7 || left(replace(gen_random_uuid()::text, '-', ''), 16), $2, ev.id, w.id, $3,
       now() + make_interval(secs => $8::double precision / 1000), w.ordered
-    FROM ev JOIN webhooks w ON w.store_id = $2 AND w.is_active AND $3 = ANY (w.events) AND ${passesFilter('w', 'ev.envelope')}
+    -- The envelope parsed here, once per event (OFFSET 0), not in RETURNING: on a Citus cluster
+    -- RETURNING runs on the shard, where its look at every store's endpoints cannot run.
+    FROM (SELECT id, ${envelopeForFilters('body')} AS envelope FROM ev OFFSET 0) ev
+    JOIN webhooks w ON w.store_id = $2 AND w.is_active AND $3 = ANY (w.events) AND ${passesFilter('w', 'ev.envelope')}
     RETURNING 1
   ), woken AS (
-    SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
+    -- As text: Citus keeps a CTE's rows as a result of its own, which a void column cannot be.
+    SELECT pg_notify('${DELIVERIES_CHANNEL}', '')::text FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
   )
   SELECT (SELECT count(*) FROM ev)::int AS inserted,
     (SELECT count(*) FROM fanned_out)::int AS deliveries,
@@ -103,7 +107,7 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     INSERT INTO events (id, store_id, type, body, created_at, traceparent)
     SELECT id, store_id, type, body, created_at, traceparent FROM input
     ${withKeys ? 'WHERE idempotency_key IS NULL OR id IN (SELECT event_id FROM keyed)' : ''}
-    RETURNING id, store_id, type, ${envelopeForFilters('body')} AS envelope
+    RETURNING id, store_id, type, body
   )`;
   const deliveryId = `'del_' || substr(p.event_id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16)`;
   const answer = (leased: string): string => `
@@ -117,17 +121,19 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT ${deliveryId}, p.store_id, p.event_id, p.webhook_id, p.type, now() + make_interval(secs => $2::double precision / 1000), p.ordered
     FROM (SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered
-          FROM ev JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
+          FROM (SELECT id, store_id, type, ${envelopeForFilters('body')} AS envelope FROM ev OFFSET 0) ev
+          JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
             AND ${passesFilter('w', 'ev.envelope')}) p
     RETURNING event_id
   ), woken AS (
-    SELECT pg_notify('${DELIVERIES_CHANNEL}', '') FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
+    SELECT pg_notify('${DELIVERIES_CHANNEL}', '')::text FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
   )${answer("'[]'::json")}`;
   }
   return `${input}, targets AS (
     SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered, w.rate_limit_per_second IS NOT NULL AS rate_limited,
       row_number() OVER (PARTITION BY w.id ORDER BY ev.id) AS k
-    FROM ev JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
+    FROM (SELECT id, store_id, type, ${envelopeForFilters('body')} AS envelope FROM ev OFFSET 0) ev
+    JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
       AND ${passesFilter('w', 'ev.envelope')}
   ), fitting AS (
     -- The free slots of endpoints and stores are JSON objects looked up by key, not lists joined
@@ -150,11 +156,11 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     FROM placed p
     RETURNING id, event_id, webhook_id, store_id, lease_token IS NOT NULL AS leased
   ), woken AS (
-    SELECT pg_notify('${DELIVERIES_CHANNEL}', CASE WHEN bool_and(f.webhook_id = ANY ($4::text[]) OR f.store_id = ANY ($9::text[])) THEN $8 ELSE '' END)
+    SELECT pg_notify('${DELIVERIES_CHANNEL}', CASE WHEN bool_and(f.webhook_id = ANY ($4::text[]) OR f.store_id = ANY ($9::text[])) THEN $8 ELSE '' END)::text
     FROM fanned_out f WHERE NOT f.leased HAVING count(*) > 0
   )${answer(`(SELECT coalesce(json_agg(json_build_array(f.id, f.event_id, f.webhook_id, w.url, w.secret_encrypted,
        CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END, ${headersRevision('w')}, w.retry_schedule)), '[]')
-     FROM fanned_out f JOIN webhooks w ON w.id = f.webhook_id WHERE f.leased)`)}`;
+     FROM fanned_out f JOIN webhooks w ON w.id = f.webhook_id AND w.store_id = f.store_id WHERE f.leased)`)}`;
 }
 
 /** The statements of {@link publishManyStatement}, by `withKeys` then `handOff`. */
