@@ -157,6 +157,8 @@ export class Bench {
       BENCH_SQL_STATS: this.options.sqlStats ? '1' : '0',
       // PostgreSQL session settings for Hookline's connections (auto_explain, say), for diagnosis.
       ...(process.env.PGOPTIONS ? { PGOPTIONS: process.env.PGOPTIONS } : {}),
+      // OpenTelemetry export (OTEL_EXPORTER_OTLP_ENDPOINT...), to measure what tracing costs; unset: off.
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_'))),
     };
   }
 
