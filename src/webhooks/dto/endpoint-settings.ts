@@ -3,7 +3,7 @@ import { IsBoolean, IsInt, Max, Min, ValidateBy, ValidateIf } from 'class-valida
 import { retryScheduleProblems } from '../../config/retry-schedule';
 import { endpointHeaderProblems } from '../endpoint-headers';
 import { clientTlsProblems, receiverAuthProblems, type ClientTls, type ReceiverAuth } from '../receiver-credentials';
-import { AUTH_INPUT_SCHEMA, ClientTlsDto } from './receiver-auth.dto';
+import { AUTH_INPUT_SCHEMA, TLS_INPUT_SCHEMA } from './receiver-auth.dto';
 
 /** A class-validator rule whose message is the problems a checker found, each naming the field. */
 function Checked(name: string, problems: (value: unknown) => string[]): PropertyDecorator {
@@ -97,8 +97,7 @@ export class EndpointSettingsDto {
   auth?: ReceiverAuth | null;
 
   @ApiPropertyOptional({
-    type: ClientTlsDto,
-    nullable: true,
+    ...TLS_INPUT_SCHEMA,
     description:
       'A client certificate for mutual TLS, and optionally a private authority to trust for the receiver. The key is stored encrypted ' +
       'and never returned. On PUT an object replaces the whole setting and null removes it. Default null.',

@@ -58,9 +58,13 @@ export class OAuth2AuthDto {
   audience?: string;
 }
 
+// With the mapping, generated clients type `type` as "basic", not as the class's name.
 export const AUTH_INPUT_SCHEMA = {
   oneOf: [{ $ref: getSchemaPath(BasicAuthDto) }, { $ref: getSchemaPath(BearerAuthDto) }, { $ref: getSchemaPath(OAuth2AuthDto) }],
-  discriminator: { propertyName: 'type' },
+  discriminator: {
+    propertyName: 'type',
+    mapping: { basic: getSchemaPath(BasicAuthDto), bearer: getSchemaPath(BearerAuthDto), oauth2: getSchemaPath(OAuth2AuthDto) },
+  },
 };
 
 export class ClientTlsDto {
@@ -120,7 +124,14 @@ export const AUTH_RESPONSE_SCHEMA = {
     { $ref: getSchemaPath(BearerAuthResponse) },
     { $ref: getSchemaPath(OAuth2AuthResponse) },
   ],
-  discriminator: { propertyName: 'type' },
+  discriminator: {
+    propertyName: 'type',
+    mapping: {
+      basic: getSchemaPath(BasicAuthResponse),
+      bearer: getSchemaPath(BearerAuthResponse),
+      oauth2: getSchemaPath(OAuth2AuthResponse),
+    },
+  },
 };
 
 export class CertificateSummaryResponse implements CertificateSummary {
@@ -152,4 +163,20 @@ export class ClientTlsResponse implements ShownTls {
   ca: CertificateSummaryResponse[] | null;
 }
 
-export const RECEIVER_AUTH_MODELS = [BasicAuthDto, BearerAuthDto, OAuth2AuthDto, BasicAuthResponse, BearerAuthResponse, OAuth2AuthResponse];
+/**
+ * `tls`, or null, written as such: `type: Class` with `nullable` comes out as an allOf that forbids
+ * null, and a bare reference gets `type: object` beside it.
+ */
+export const TLS_INPUT_SCHEMA = { oneOf: [{ $ref: getSchemaPath(ClientTlsDto) }, { type: 'null' }] };
+export const TLS_RESPONSE_SCHEMA = { oneOf: [{ $ref: getSchemaPath(ClientTlsResponse) }, { type: 'null' }] };
+
+export const RECEIVER_AUTH_MODELS = [
+  BasicAuthDto,
+  BearerAuthDto,
+  OAuth2AuthDto,
+  ClientTlsDto,
+  BasicAuthResponse,
+  BearerAuthResponse,
+  OAuth2AuthResponse,
+  ClientTlsResponse,
+];

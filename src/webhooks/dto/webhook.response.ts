@@ -5,7 +5,7 @@ import type { Webhook } from '../webhook.entity';
 import { showHeaders } from '../sensitive-headers';
 import { FILTER_EXAMPLE } from './content-filter.dto';
 import type { ShownAuth, ShownTls } from '../receiver-credentials';
-import { AUTH_RESPONSE_SCHEMA, ClientTlsResponse } from './receiver-auth.dto';
+import { AUTH_RESPONSE_SCHEMA, TLS_RESPONSE_SCHEMA } from './receiver-auth.dto';
 
 export class SecretRotationResponse {
   @ApiProperty({ example: '2026-11-23T10:00:00.000Z', description: 'Until then deliveries are signed with both secrets' })
@@ -85,8 +85,7 @@ export class WebhookResponse {
   auth: ShownAuth | null;
 
   @ApiProperty({
-    type: ClientTlsResponse,
-    nullable: true,
+    ...TLS_RESPONSE_SCHEMA,
     description: 'The client certificate of mutual TLS, summarised; null: none',
   })
   tls: ShownTls | null;

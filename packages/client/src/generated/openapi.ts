@@ -1244,7 +1244,7 @@ export interface components {
        * @description discriminator enum property added by openapi-typescript
        * @enum {string}
        */
-      type: 'BasicAuthDto';
+      type: 'basic';
       /**
        * @description No ":" (RFC 7617)
        * @example hookline
@@ -1261,7 +1261,7 @@ export interface components {
        * @description discriminator enum property added by openapi-typescript
        * @enum {string}
        */
-      type: 'BearerAuthDto';
+      type: 'bearer';
       /**
        * @description Visible ASCII; stored encrypted, never returned
        * @example sk_live_4f9a1c7e2b
@@ -1273,7 +1273,7 @@ export interface components {
        * @description discriminator enum property added by openapi-typescript
        * @enum {string}
        */
-      type: 'OAuth2AuthDto';
+      type: 'oauth2';
       /**
        * @description Token endpoint of the client-credentials grant; the same rules as the endpoint url (https://, public address)
        * @example https://auth.erp.example.com/oauth/token
@@ -1297,12 +1297,35 @@ export interface components {
        */
       audience?: string;
     };
+    ClientTlsDto: {
+      /**
+       * @description PEM client certificate, optionally followed by its intermediates; must be in force and match clientKey
+       * @example -----BEGIN CERTIFICATE-----
+       *     …
+       *     -----END CERTIFICATE-----
+       */
+      clientCertificate: string;
+      /**
+       * @description Unencrypted PEM private key of the certificate; stored encrypted, never returned
+       * @example -----BEGIN PRIVATE KEY-----
+       *     …
+       *     -----END PRIVATE KEY-----
+       */
+      clientKey: string;
+      /**
+       * @description PEM authorities the receiver's certificate must chain to, instead of the public ones (a private authority)
+       * @example -----BEGIN CERTIFICATE-----
+       *     …
+       *     -----END CERTIFICATE-----
+       */
+      ca?: string;
+    };
     BasicAuthResponse: {
       /**
        * @description discriminator enum property added by openapi-typescript
        * @enum {string}
        */
-      type: 'BasicAuthResponse';
+      type: 'basic';
       /** @example hookline */
       username: string;
     };
@@ -1311,14 +1334,14 @@ export interface components {
        * @description discriminator enum property added by openapi-typescript
        * @enum {string}
        */
-      type: 'BearerAuthResponse';
+      type: 'bearer';
     };
     OAuth2AuthResponse: {
       /**
        * @description discriminator enum property added by openapi-typescript
        * @enum {string}
        */
-      type: 'OAuth2AuthResponse';
+      type: 'oauth2';
       /** @example https://auth.erp.example.com/oauth/token */
       tokenUrl: string;
       /** @example hookline-berlin */
@@ -1453,7 +1476,7 @@ export interface components {
           )
         | null;
       /** @description The client certificate of mutual TLS, summarised; null: none */
-      tls: (components['schemas']['ClientTlsResponse'] | null) & components['schemas']['ClientTlsResponse'];
+      tls: components['schemas']['ClientTlsResponse'] | null;
       /**
        * @description Why the endpoint is inactive: a PUT {isActive: false}, a 410 Gone answer, or failing for too long. null while active.
        * @example gone
@@ -1482,29 +1505,6 @@ export interface components {
       data: components['schemas']['WebhookResponse'][];
       /** @description Pass as `cursor` for the next page; null on the last page */
       nextCursor: string | null;
-    };
-    ClientTlsDto: {
-      /**
-       * @description PEM client certificate, optionally followed by its intermediates; must be in force and match clientKey
-       * @example -----BEGIN CERTIFICATE-----
-       *     …
-       *     -----END CERTIFICATE-----
-       */
-      clientCertificate: string;
-      /**
-       * @description Unencrypted PEM private key of the certificate; stored encrypted, never returned
-       * @example -----BEGIN PRIVATE KEY-----
-       *     …
-       *     -----END PRIVATE KEY-----
-       */
-      clientKey: string;
-      /**
-       * @description PEM authorities the receiver's certificate must chain to, instead of the public ones (a private authority)
-       * @example -----BEGIN CERTIFICATE-----
-       *     …
-       *     -----END CERTIFICATE-----
-       */
-      ca?: string;
     };
     CreateWebhookDto: {
       /**
@@ -1583,7 +1583,7 @@ export interface components {
       auth?:
         (components['schemas']['BasicAuthDto'] | components['schemas']['BearerAuthDto'] | components['schemas']['OAuth2AuthDto']) | null;
       /** @description A client certificate for mutual TLS, and optionally a private authority to trust for the receiver. The key is stored encrypted and never returned. On PUT an object replaces the whole setting and null removes it. Default null. */
-      tls?: (components['schemas']['ClientTlsDto'] | null) & components['schemas']['ClientTlsDto'];
+      tls?: components['schemas']['ClientTlsDto'] | null;
       /**
        * @description A SQL/JSON path predicate over the envelope (PostgreSQL jsonb_path_match syntax), at most 1 KiB. Only events it matches are delivered to this endpoint; an event it does not match creates no delivery here, and no failure. A filter that does not parse is refused (400) with the parser’s message. null (the default): every event of the subscribed types. See docs/api.md#content-filters.
        * @example $.data.total > 10000 && $.data.currency == "EUR"
@@ -1681,7 +1681,7 @@ export interface components {
           )
         | null;
       /** @description The client certificate of mutual TLS, summarised; null: none */
-      tls: (components['schemas']['ClientTlsResponse'] | null) & components['schemas']['ClientTlsResponse'];
+      tls: components['schemas']['ClientTlsResponse'] | null;
       /**
        * @description Why the endpoint is inactive: a PUT {isActive: false}, a 410 Gone answer, or failing for too long. null while active.
        * @example gone
@@ -1820,7 +1820,7 @@ export interface components {
       auth?:
         (components['schemas']['BasicAuthDto'] | components['schemas']['BearerAuthDto'] | components['schemas']['OAuth2AuthDto']) | null;
       /** @description A client certificate for mutual TLS, and optionally a private authority to trust for the receiver. The key is stored encrypted and never returned. On PUT an object replaces the whole setting and null removes it. Default null. */
-      tls?: (components['schemas']['ClientTlsDto'] | null) & components['schemas']['ClientTlsDto'];
+      tls?: components['schemas']['ClientTlsDto'] | null;
       /**
        * @description A SQL/JSON path predicate over the envelope (PostgreSQL jsonb_path_match syntax), at most 1 KiB. Only events it matches are delivered to this endpoint; an event it does not match creates no delivery here, and no failure. A filter that does not parse is refused (400) with the parser’s message. null (the default): every event of the subscribed types. See docs/api.md#content-filters.
        * @example $.data.total > 10000 && $.data.currency == "EUR"
@@ -2505,6 +2505,7 @@ export type ExchangePortalCodeDto = components['schemas']['ExchangePortalCodeDto
 export type BasicAuthDto = components['schemas']['BasicAuthDto'];
 export type BearerAuthDto = components['schemas']['BearerAuthDto'];
 export type OAuth2AuthDto = components['schemas']['OAuth2AuthDto'];
+export type ClientTlsDto = components['schemas']['ClientTlsDto'];
 export type BasicAuthResponse = components['schemas']['BasicAuthResponse'];
 export type BearerAuthResponse = components['schemas']['BearerAuthResponse'];
 export type OAuth2AuthResponse = components['schemas']['OAuth2AuthResponse'];
@@ -2513,7 +2514,6 @@ export type ClientTlsResponse = components['schemas']['ClientTlsResponse'];
 export type SecretRotationResponse = components['schemas']['SecretRotationResponse'];
 export type WebhookResponse = components['schemas']['WebhookResponse'];
 export type WebhookPage = components['schemas']['WebhookPage'];
-export type ClientTlsDto = components['schemas']['ClientTlsDto'];
 export type CreateWebhookDto = components['schemas']['CreateWebhookDto'];
 export type WebhookWithSecretResponse = components['schemas']['WebhookWithSecretResponse'];
 export type FilterTestDto = components['schemas']['FilterTestDto'];
