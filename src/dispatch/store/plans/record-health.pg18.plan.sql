@@ -99,8 +99,6 @@
 --                       Filter: (failed = 0)
 --   CTE notices
 --     ->  Insert on events
---           InitPlan n
---             ->  Index Only Scan using webhooks_filtered_idx on webhooks
 --           ->  Nested Loop Semi Join
 --                 ->  CTE Scan on updated updated_n
 --                       Filter: ((notice_id IS NOT NULL) AND (status = 'failed'::text))
@@ -111,10 +109,12 @@
 --     ->  Insert on deliveries
 --           ->  Subquery Scan on "*SELECT*"
 --                 ->  Nested Loop
---                       ->  CTE Scan on notices n_n
+--                       ->  CTE Scan on notices
+--                             InitPlan n
+--                               ->  Index Only Scan using webhooks_filtered_idx on webhooks
 --                       ->  Index Scan using webhooks_store_idx on webhooks w_n
---                             Index Cond: (store_id = n_n.store_id)
---                             Filter: (is_active AND ('webhook.delivery_failed'::text = ANY (events)) AND ((filter_path IS NULL) OR hookline_filter_matches(n_n.envelope, filter_path)))
+--                             Index Cond: (store_id = notices.store_id)
+--                             Filter: (is_active AND ('webhook.delivery_failed'::text = ANY (events)) AND ((filter_path IS NULL) OR hookline_filter_matches((CASE WHEN (InitPlan n).col1 THEN (notices.body)::jsonb ELSE NULL::jsonb END), filter_path)))
 --   CTE woken
 --     ->  Subquery Scan on any_delivery
 --           ->  Limit
