@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database';
+import { Client } from 'pg';
+import { adminUrlOf, citusWorkers, createTestDatabase, type TestDatabase } from '../../test/support/database';
 import { dataSourceOptions } from './data-source-options';
 import { REFERENCE_TABLES } from './migrations/1796800000000-CitusDistribution';
 import { runMigrationsLocked } from './run-migrations';
@@ -121,6 +122,42 @@ onCluster('the migrations on a Citus coordinator', () => {
       ),
     ).rejects.toThrow(/foreign key/);
   });
+
+  it('distributes at start a database migrated on one server and then given the extension, as after a restore', async () => {
+    const restored = await createTestDatabase();
+    const admin = new Client({ connectionString: adminUrlOf(restored) });
+    await admin.connect();
+    try {
+      await admin.query('DROP EXTENSION citus');
+      const plain = await new DataSource(dataSourceOptions(restored.url, 2)).initialize();
+      await runMigrationsLocked(plain);
+      await plain.destroy();
+      expect(await restored.query(`SELECT to_regclass('pg_dist_partition') AS catalog`)).toEqual([{ catalog: null }]);
+
+      await admin.query('CREATE EXTENSION citus');
+      const self = new URL(process.env.DATABASE_URL!);
+      await admin.query('SELECT citus_set_coordinator_host($1, $2)', [self.hostname, Number(self.port || 5432)]);
+      for (const worker of await citusWorkers()) {
+        const { hostname, port } = new URL(worker);
+        await admin.query('SELECT citus_add_node($1, $2)', [hostname, Number(port || 5432)]);
+      }
+      const cluster = await new DataSource(dataSourceOptions(restored.url, 2)).initialize();
+      await runMigrationsLocked(cluster);
+      await cluster.destroy();
+      const kinds = await restored.query<{ table: string; method: string }>(
+        `SELECT logicalrelid::text AS table, partmethod::text AS method FROM pg_dist_partition
+         WHERE logicalrelid IN ('stores'::regclass, 'deliveries'::regclass) ORDER BY 1`,
+      );
+      expect(kinds).toEqual([
+        { table: 'deliveries', method: 'h' },
+        { table: 'stores', method: 'n' },
+      ]);
+      expect(await restored.query(`SELECT id FROM stores`)).toEqual([{ id: 'st_default' }]);
+    } finally {
+      await admin.end();
+      await restored.drop();
+    }
+  }, 180_000);
 
   it('distributes a day partition attached later, as retention makes them', async () => {
     await db.query(`CREATE TABLE deliveries_p29991231 (LIKE deliveries INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);

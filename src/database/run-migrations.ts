@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { distributeOnCitus } from './migrations/1796800000000-CitusDistribution';
 
 /** Any fixed 64-bit number; every Hookline process uses the same one. */
 const MIGRATION_LOCK_KEY = 7_338_249_011;
@@ -16,6 +17,10 @@ export async function runMigrationsLocked(dataSource: DataSource, logger = new L
     try {
       const applied = await dataSource.runMigrations({ transaction: 'each' });
       if (applied.length > 0) logger.log(`applied ${applied.map((m) => m.name).join(', ')}`);
+      // A database migrated on one server, then restored on a Citus coordinator (docs/scaling.md).
+      if (await dataSource.transaction((manager) => distributeOnCitus((sql, params) => manager.query(sql, params)))) {
+        logger.log('distributed the tables over the Citus cluster');
+      }
     } finally {
       await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }

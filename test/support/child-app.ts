@@ -90,7 +90,7 @@ export class ChildApp {
     ]).then(([info]) => info);
 
     // On a Citus cluster (npm run test:citus) the first start distributes the schema, which takes longer.
-    const deadlineMs = options.startDeadlineMs ?? (process.env.CITUS_URL ? 90_000 : 30_000);
+    const deadlineMs = options.startDeadlineMs ?? (process.env.CITUS_URL ? 150_000 : 30_000);
     const deadline = Date.now() + deadlineMs;
     const app = new ChildApp(child, name, logFile, `http://127.0.0.1:${port}`, exited);
     ChildApp.running.add(app);
