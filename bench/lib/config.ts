@@ -62,7 +62,7 @@ export interface Sizes {
   throughputEvents: number;
   /** Events (× 10 endpoints) of each publish-filtered phase. */
   publishFilteredEvents: number;
-  /** Pairs of publish-filtered phases, one without filters and one with. */
+  /** Pairs of publish-filtered phases, one without filters and one with; odd, so the median is one pair's. */
   publishFilteredRounds: number;
   latencyRate: number;
   /** Before the fixed rate: this long at 100/s, so that Hookline's publish path is compiled (JIT). */
@@ -106,7 +106,7 @@ export const FULL: Sizes = {
   apiConnections: 50,
   throughputEvents: 10_000, // × 10 endpoints = 100,000 deliveries
   publishFilteredEvents: 5000,
-  publishFilteredRounds: 10,
+  publishFilteredRounds: 11,
   latencyRate: 500,
   latencyRampMs: 15_000,
   latencyWarmupMs: 2000,
@@ -143,7 +143,7 @@ export const QUICK: Sizes = {
   apiConnections: 50,
   throughputEvents: 1000,
   publishFilteredEvents: 1000,
-  publishFilteredRounds: 2,
+  publishFilteredRounds: 3,
   latencyRate: 500,
   latencyRampMs: 1000,
   latencyWarmupMs: 500,
