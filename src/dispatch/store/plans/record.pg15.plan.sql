@@ -7,7 +7,7 @@
 --     ->  Insert on delivery_attempts
 --           Conflict Resolution: UPDATE
 --           Conflict Arbiter Indexes: delivery_attempts_pkey
---           Conflict Filter: (delivery_attempts.error = 'attempt interrupted: the worker stopped before recording a result'::text)
+--           Conflict Filter: (delivery_attempts.error = $3)
 --           ->  Nested Loop
 --                 ->  CTE Scan on u u_n
 --                       Filter: record_attempt
