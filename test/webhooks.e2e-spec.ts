@@ -85,6 +85,7 @@ describe('webhook endpoints (ALLOW_HTTP_URLS and ALLOW_PRIVATE_NETWORKS at their
         name: 'ERP order sync',
         url: 'https://hooks.example.com/in?store=1',
         events: ['order.created', 'payment.received'],
+        filter: null,
         isActive: true,
         headers: {},
         sensitiveHeaders: [],
