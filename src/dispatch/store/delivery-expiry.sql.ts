@@ -1,6 +1,15 @@
 import { statement } from '../../database/sql';
 import { sqlIdFloor } from './sql-id-floor';
 
+/** At most `$2` pending deliveries `$1` ms old or older, and not in flight (see below). */
+const OLD_PENDING = `SELECT id, store_id FROM deliveries
+    WHERE status = 'pending'
+      AND id < ${sqlIdFloor('del', 'now() - make_interval(secs => $1::double precision / 1000)')}
+      AND created_at <= now() - make_interval(secs => $1::double precision / 1000)
+      AND (restarted_at IS NULL OR restarted_at <= now() - make_interval(secs => $1::double precision / 1000))
+      AND (lease_token IS NULL OR next_attempt_at <= now())
+    LIMIT $2`;
+
 /**
  * The pending deliveries older than `$1` ms, at most `$2`, ended `failed` with `$3` as their last
  * error. Old means on the database's clock: the event's time (the id, which also lets PostgreSQL
@@ -15,13 +24,7 @@ export const EXPIRE_DELIVERIES = statement(
   'expire-deliveries',
   `
   WITH expired AS (
-    SELECT id, store_id FROM deliveries
-    WHERE status = 'pending'
-      AND id < ${sqlIdFloor('del', 'now() - make_interval(secs => $1::double precision / 1000)')}
-      AND created_at <= now() - make_interval(secs => $1::double precision / 1000)
-      AND (restarted_at IS NULL OR restarted_at <= now() - make_interval(secs => $1::double precision / 1000))
-      AND (lease_token IS NULL OR next_attempt_at <= now())
-    LIMIT $2
+    ${OLD_PENDING}
     FOR UPDATE SKIP LOCKED
   ), ended AS (
     UPDATE deliveries d
@@ -42,13 +45,7 @@ export const EXPIRE_DELIVERIES_ON_CLUSTER = statement(
   'expire-deliveries-on-cluster',
   `
   WITH expired AS (
-    SELECT id, store_id FROM deliveries
-    WHERE status = 'pending'
-      AND id < ${sqlIdFloor('del', 'now() - make_interval(secs => $1::double precision / 1000)')}
-      AND created_at <= now() - make_interval(secs => $1::double precision / 1000)
-      AND (restarted_at IS NULL OR restarted_at <= now() - make_interval(secs => $1::double precision / 1000))
-      AND (lease_token IS NULL OR next_attempt_at <= now())
-    LIMIT $2
+    ${OLD_PENDING}
   ), ended AS (
     UPDATE deliveries d
     SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $3, updated_at = now()
