@@ -176,7 +176,7 @@ describe('dashboard in a browser', () => {
 
     await page.getByRole('button', { name: 'New endpoint' }).click();
     const form = page.getByRole('dialog', { name: 'New endpoint' });
-    await form.getByLabel('Name').fill('ERP order sync');
+    await form.getByLabel('Name', { exact: true }).fill('ERP order sync');
     await form.getByLabel('URL').fill(`${receiver.url}/erp`);
     await form.getByRole('checkbox', { name: /order\.created/ }).check();
     await form.getByRole('checkbox', { name: /payment\.received/ }).check();
@@ -365,7 +365,7 @@ describe('dashboard in a browser', () => {
 
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     const form = page.getByRole('dialog', { name: 'Edit endpoint' });
-    await form.getByLabel('Name').fill('managed');
+    await form.getByLabel('Name', { exact: true }).fill('managed');
     await form.getByRole('checkbox', { name: /stock\.low/ }).check();
     await form.getByRole('button', { name: 'Save changes' }).click();
     await visible(heading(page, 'managed'));
@@ -741,7 +741,7 @@ describe('dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     const form = page.getByRole('dialog', { name: 'Edit endpoint' });
     await form.getByLabel('Rate limit (attempts per second)').fill('20000');
-    await form.getByLabel('Name').fill('renamed');
+    await form.getByLabel('Name', { exact: true }).fill('renamed');
     await form.locator('.dialog-body').evaluate((body) => ((body as unknown as { scrollTop: number }).scrollTop = 0));
     await form.getByRole('button', { name: 'Save changes' }).click();
 
@@ -1170,7 +1170,7 @@ describe('dashboard in a browser', () => {
 
     await page.getByRole('button', { name: 'New endpoint' }).click();
     const form = page.getByRole('dialog', { name: 'New endpoint' });
-    await form.getByLabel('Name').fill('Phone endpoint');
+    await form.getByLabel('Name', { exact: true }).fill('Phone endpoint');
     await form.getByLabel('URL').fill(`${receiver.url}/phone`);
     await form.getByRole('checkbox', { name: /order\.created/ }).check();
     await form.getByRole('button', { name: 'Create endpoint' }).click();
