@@ -1,4 +1,4 @@
-import { filterShapeProblems, filterVariables, inputRefusal, MAX_FILTER_BYTES, passesFilter } from './content-filter';
+import { filterShapeProblems, filterVariables, inputRefusal, MAX_FILTER_BYTES, MAY_RAISE, passesFilter } from './content-filter';
 
 describe('filterShapeProblems', () => {
   it('accepts a string of up to 1 KiB', () => {
@@ -35,7 +35,29 @@ describe('filterVariables', () => {
 
 describe('passesFilter', () => {
   it('lets an endpoint without a filter take every event', () => {
-    expect(passesFilter('w', 'ev.envelope')).toBe('(w.filter_path IS NULL OR hookline_filter_matches(ev.envelope, w.filter_path))');
+    expect(passesFilter('w', 'ev.envelope')).toMatch(/^\(w\.filter_path IS NULL OR /);
+  });
+
+  it('takes the guarded evaluation only for a filter that may raise, the inline one otherwise', () => {
+    const sql = passesFilter('w', 'ev.envelope');
+    expect(sql).toContain(`WHEN w.filter ~* '${MAY_RAISE}'\n    THEN hookline_filter_matches(ev.envelope, w.filter_path)`);
+    expect(sql).toContain(`ELSE jsonb_path_match_tz(ev.envelope, w.filter_path, '{}', true) IS TRUE END`);
+  });
+});
+
+describe('MAY_RAISE', () => {
+  // The same pattern as PostgreSQL reads it (~*): these escapes mean the same in both.
+  const mayRaise = (filter: string): boolean => new RegExp(MAY_RAISE, 'i').test(filter);
+
+  it('names methods given arguments and regular expressions', () => {
+    expect(mayRaise('$.timestamp.datetime("XYZ Q") < "2030-01-01".datetime()')).toBe(true);
+    expect(mayRaise('$.a.datetime ( "YYYY" ) > 1')).toBe(true);
+    expect(mayRaise('$.data.name like_regex "^A" flag "i"')).toBe(true);
+  });
+
+  it('leaves comparisons and methods without arguments inline', () => {
+    expect(mayRaise('$.data.total > 0 && $.data.currency == "EUR"')).toBe(false);
+    expect(mayRaise('$.data.at.datetime() < "2030-01-01".datetime() && $.data.n.double() > 1')).toBe(false);
   });
 });
 

@@ -45,8 +45,18 @@ function endOfString(text: string, start: number): number {
  * filter of the endpoint `alias`. An endpoint without a filter takes every event of its types.
  */
 export function passesFilter(alias: string, envelope: string): string {
-  return `(${alias}.filter_path IS NULL OR hookline_filter_matches(${envelope}, ${alias}.filter_path))`;
+  return `(${alias}.filter_path IS NULL OR CASE WHEN ${alias}.filter ~* '${MAY_RAISE}'
+    THEN hookline_filter_matches(${envelope}, ${alias}.filter_path)
+    ELSE jsonb_path_match_tz(${envelope}, ${alias}.filter_path, '{}', true) IS TRUE END)`;
 }
+
+/**
+ * What a filter holds when evaluating it may raise even in silent mode: a method given arguments
+ * (a datetime template PostgreSQL refuses only when it runs) or a regular expression. Only those
+ * take hookline_filter_matches, whose exception block is a subtransaction per delivery; the others
+ * are evaluated inline. A string literal that looks like one only costs the guard.
+ */
+export const MAY_RAISE = String.raw`\.[a-z_]+\s*\(\s*[^)\s]|like_regex`;
 
 /**
  * SQL: the event's `body` (text) as jsonb, for {@link passesFilter}, parsed only when some

@@ -322,7 +322,9 @@ WITH u AS (
       'webhook.delivery_failed', now(), w.ordered
     FROM (SELECT id, store_id, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM notices OFFSET 0) n
     JOIN webhooks w ON w.store_id = n.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events)
-      AND (w.filter_path IS NULL OR hookline_filter_matches(n.envelope, w.filter_path))
+      AND (w.filter_path IS NULL OR CASE WHEN w.filter ~* '\.[a-z_]+\s*\(\s*[^)\s]|like_regex'
+    THEN hookline_filter_matches(n.envelope, w.filter_path)
+    ELSE jsonb_path_match_tz(n.envelope, w.filter_path, '{}', true) IS TRUE END)
     RETURNING 1
   ), woken AS (
     SELECT pg_notify($6, '')::text FROM (SELECT 1 FROM notice_deliveries LIMIT 1) AS any_delivery
@@ -412,7 +414,9 @@ WITH u AS (
       'webhook.delivery_failed', now(), w.ordered
     FROM (SELECT id, store_id, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM notices OFFSET 0) n
     JOIN webhooks w ON w.store_id = n.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events)
-      AND (w.filter_path IS NULL OR hookline_filter_matches(n.envelope, w.filter_path))
+      AND (w.filter_path IS NULL OR CASE WHEN w.filter ~* '\.[a-z_]+\s*\(\s*[^)\s]|like_regex'
+    THEN hookline_filter_matches(n.envelope, w.filter_path)
+    ELSE jsonb_path_match_tz(n.envelope, w.filter_path, '{}', true) IS TRUE END)
     RETURNING 1
   ), woken AS (
     SELECT pg_notify($6, '')::text FROM (SELECT 1 FROM notice_deliveries LIMIT 1) AS any_delivery

@@ -15,7 +15,9 @@ WITH key AS (
   -- The envelope parsed here, once per event (OFFSET 0), not in RETURNING: on a Citus cluster
   -- RETURNING runs on the shard, where its look at every store's endpoints cannot run.
   FROM (SELECT id, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM ev OFFSET 0) ev
-  JOIN webhooks w ON w.store_id = $2 AND w.is_active AND $3 = ANY (w.events) AND (w.filter_path IS NULL OR hookline_filter_matches(ev.envelope, w.filter_path))
+  JOIN webhooks w ON w.store_id = $2 AND w.is_active AND $3 = ANY (w.events) AND (w.filter_path IS NULL OR CASE WHEN w.filter ~* '\.[a-z_]+\s*\(\s*[^)\s]|like_regex'
+  THEN hookline_filter_matches(ev.envelope, w.filter_path)
+  ELSE jsonb_path_match_tz(ev.envelope, w.filter_path, '{}', true) IS TRUE END)
   RETURNING 1
 ), woken AS (
   -- As text: Citus keeps a CTE's rows as a result of its own, which a void column cannot be.
@@ -40,7 +42,9 @@ WITH input AS (
   FROM (SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered
         FROM (SELECT id, store_id, type, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM ev OFFSET 0) ev
         JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
-          AND (w.filter_path IS NULL OR hookline_filter_matches(ev.envelope, w.filter_path))) p
+          AND (w.filter_path IS NULL OR CASE WHEN w.filter ~* '\.[a-z_]+\s*\(\s*[^)\s]|like_regex'
+  THEN hookline_filter_matches(ev.envelope, w.filter_path)
+  ELSE jsonb_path_match_tz(ev.envelope, w.filter_path, '{}', true) IS TRUE END)) p
   RETURNING event_id
 ), woken AS (
   SELECT pg_notify($3, '')::text FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
@@ -65,7 +69,9 @@ WITH input AS (
     row_number() OVER (PARTITION BY w.id ORDER BY ev.id) AS k
   FROM (SELECT id, store_id, type, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM ev OFFSET 0) ev
   JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
-    AND (w.filter_path IS NULL OR hookline_filter_matches(ev.envelope, w.filter_path))
+    AND (w.filter_path IS NULL OR CASE WHEN w.filter ~* '\.[a-z_]+\s*\(\s*[^)\s]|like_regex'
+  THEN hookline_filter_matches(ev.envelope, w.filter_path)
+  ELSE jsonb_path_match_tz(ev.envelope, w.filter_path, '{}', true) IS TRUE END)
 ), fitting AS (
   -- The free slots of endpoints and stores are JSON objects looked up by key, not lists joined
   -- row by row (hash joins are off on the dispatcher's connections).
@@ -118,7 +124,9 @@ WITH input AS (
   FROM (SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered
         FROM (SELECT id, store_id, type, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM ev OFFSET 0) ev
         JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
-          AND (w.filter_path IS NULL OR hookline_filter_matches(ev.envelope, w.filter_path))) p
+          AND (w.filter_path IS NULL OR CASE WHEN w.filter ~* '\.[a-z_]+\s*\(\s*[^)\s]|like_regex'
+  THEN hookline_filter_matches(ev.envelope, w.filter_path)
+  ELSE jsonb_path_match_tz(ev.envelope, w.filter_path, '{}', true) IS TRUE END)) p
   RETURNING event_id
 ), woken AS (
   SELECT pg_notify($3, '')::text FROM (SELECT 1 FROM fanned_out LIMIT 1) AS any_delivery
@@ -148,7 +156,9 @@ WITH input AS (
     row_number() OVER (PARTITION BY w.id ORDER BY ev.id) AS k
   FROM (SELECT id, store_id, type, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM ev OFFSET 0) ev
   JOIN webhooks w ON w.store_id = ev.store_id AND w.is_active AND ev.type = ANY (w.events)
-    AND (w.filter_path IS NULL OR hookline_filter_matches(ev.envelope, w.filter_path))
+    AND (w.filter_path IS NULL OR CASE WHEN w.filter ~* '\.[a-z_]+\s*\(\s*[^)\s]|like_regex'
+  THEN hookline_filter_matches(ev.envelope, w.filter_path)
+  ELSE jsonb_path_match_tz(ev.envelope, w.filter_path, '{}', true) IS TRUE END)
 ), fitting AS (
   -- The free slots of endpoints and stores are JSON objects looked up by key, not lists joined
   -- row by row (hash joins are off on the dispatcher's connections).

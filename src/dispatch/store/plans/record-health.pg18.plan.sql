@@ -114,7 +114,7 @@
 --                               ->  Index Only Scan using webhooks_filtered_idx on webhooks
 --                       ->  Index Scan using webhooks_store_idx on webhooks w_n
 --                             Index Cond: (store_id = notices.store_id)
---                             Filter: (is_active AND ('webhook.delivery_failed'::text = ANY (events)) AND ((filter_path IS NULL) OR hookline_filter_matches((CASE WHEN (InitPlan n).col1 THEN (notices.body)::jsonb ELSE NULL::jsonb END), filter_path)))
+--                             Filter: (is_active AND ('webhook.delivery_failed'::text = ANY (events)) AND ((filter_path IS NULL) OR CASE WHEN (filter ~* '\.[a-z_]+\s*\(\s*[^)\s]|like_regex'::text) THEN hookline_filter_matches((CASE WHEN (InitPlan n).col1 THEN (notices.body)::jsonb ELSE NULL::jsonb END), filter_path) ELSE (jsonb_path_match_tz((CASE WHEN (InitPlan n).col1 THEN (notices.body)::jsonb ELSE NULL::jsonb END), filter_path, '{}'::jsonb, true) IS TRUE) END))
 --   CTE woken
 --     ->  Subquery Scan on any_delivery
 --           ->  Limit
