@@ -11,9 +11,7 @@ const { join } = require('node:path');
 /**
  * What must hold on a cluster as on one PostgreSQL, and what only a cluster has. Fair dispatch
  * works there too, but its spec's bound on latency (p99 of 250 ms) is one the cluster's claim,
- * a statement per store, misses on a busy two-core machine (docs/scaling.md, "Citus"). The
- * SIGKILL spec is left out too: with one of three processes killed on a cluster, a few
- * deliveries can end with fewer attempt rows than attempts (docs/scaling.md, "Citus").
+ * a statement per store, misses on a busy two-core machine (docs/scaling.md, "Citus").
  */
 const SPECS = [
   'src/database/citus-distribution.spec.ts',
@@ -26,6 +24,7 @@ const SPECS = [
   'test/retention.e2e-spec.ts',
   'test/flow-control.e2e-spec.ts',
   'test/citus-shard-move.e2e-spec.ts',
+  'test/crash.e2e-spec.ts',
 ];
 
 const url = process.env.CITUS_URL;
