@@ -197,7 +197,12 @@ describe('deliveries through the egress proxy', () => {
       expect(tunnels.length).toBeGreaterThanOrEqual(1);
       expect(tunnels.every((entry) => entry.kind === 'CONNECT')).toBe(true);
       expect(proxy.carried.some((entry) => entry.target.includes('receiver.hookline.test'))).toBe(false);
-      const [delivery] = await deliveriesOf(t, webhook.id, '?eventType=order.created');
+      // The outcome is written with the next batch, a few milliseconds after the answer arrived.
+      const delivery = await eventually(
+        async () => (await deliveriesOf(t, webhook.id, '?eventType=order.created'))[0],
+        (found) => found !== undefined && found.status !== 'pending',
+        { what: 'the outcome of the retried delivery' },
+      );
       expect(delivery).toMatchObject({ status: 'succeeded', attemptCount: 2 });
     } finally {
       await receiver.close();
