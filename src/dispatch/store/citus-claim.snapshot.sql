@@ -23,20 +23,30 @@ WITH locked AS (
   FROM gated g WHERE d.store_id = $8 AND d.id = g.id AND NOT g.free AND g.lease_token IS NULL
   RETURNING d.id
 ), ranked AS (
+  -- Each row carries what the steps below need of it: with hash joins off on these
+  -- connections (dispatch-pool.ts), joining two of these lists again compares every row with
+  -- every row; the free slots of endpoints are one JSON object, looked up by key.
   SELECT id, store_id, webhook_id, lease_token, next_attempt_at, attempt_count, cycle_attempts,
     row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn,
     coalesce(($3::jsonb ->> webhook_id)::int, $4) AS slots
   FROM gated WHERE free
 ), limited AS (
-  SELECT f.webhook_id, w.per_second, f.wanted
-  FROM (SELECT webhook_id, count(*)::int AS wanted FROM ranked GROUP BY webhook_id) f
+  -- Every row locked of a rate-limited endpoint takes its place in line, whatever its
+  -- slots: those past the second's quota are put off, not left due for the next claim to read.
+  -- Each endpoint looked up by its key (OFFSET 0 keeps the plan from joining the other way,
+  -- reading every endpoint of every store, as a plan made while there were few once did).
+  SELECT f.webhook_id, f.store_id, w.per_second, f.wanted
+  FROM (SELECT webhook_id, store_id, count(*)::int AS wanted FROM ranked GROUP BY webhook_id, store_id) f
   CROSS JOIN LATERAL (
-    SELECT w.rate_limit_per_second AS per_second FROM webhooks w WHERE w.store_id = $8 AND w.id = f.webhook_id OFFSET 0
+    SELECT w.rate_limit_per_second AS per_second FROM webhooks w WHERE w.id = f.webhook_id AND w.store_id = $8 OFFSET 0
   ) w
   WHERE w.per_second IS NOT NULL
 ), windows AS (
   INSERT INTO endpoint_rate_windows AS r (webhook_id, store_id, window_start, requests)
+  -- In endpoint order, so that two claims lock the rows of several endpoints in the same order.
   SELECT webhook_id, $8, date_trunc('second', now()), wanted FROM limited ORDER BY webhook_id
+  -- A claim whose statement began before another claim moved the row to the next second
+  -- (it waited for the lock) counts in that later second: the window never goes back.
   ON CONFLICT (webhook_id, store_id) DO UPDATE SET
     requests = CASE WHEN r.window_start >= excluded.window_start THEN r.requests + excluded.requests ELSE excluded.requests END,
     window_start = GREATEST(r.window_start, excluded.window_start)
@@ -47,12 +57,16 @@ WITH locked AS (
 ), placed AS (
   SELECT r.*, r.rn <= r.slots AND (q.webhook_id IS NULL OR q.before + r.rn <= q.per_second) AS go,
     q.webhook_id IS NOT NULL AND q.before + r.rn > q.per_second AS put_off,
+    -- Paced from this claim, a second on and then a tenth of the limit each tenth of a second:
+    -- a full burst late in one second followed at once by the next second's whole quota would
+    -- put twice the limit in one second as the receiver sees it.
     now() + make_interval(secs => (1 + floor((q.before + r.rn - 1 - q.per_second) / ceil(q.per_second / 10.0))
       * ceil(q.per_second / 10.0) / q.per_second)::double precision) AS put_off_to
   FROM ranked r LEFT JOIN quota q ON q.webhook_id = r.webhook_id
 ), chosen AS (
   SELECT * FROM placed WHERE go
 ), deferred AS (
+  -- Only the rows put off are looked up (none when no endpoint is limited), each by its key.
   UPDATE deliveries d SET next_attempt_at = p.put_off_to, updated_at = now()
   FROM placed p
   WHERE d.store_id = $8 AND d.id = p.id AND p.put_off AND p.lease_token IS NULL
@@ -66,6 +80,8 @@ WITH locked AS (
   WHERE c.lease_token IS NOT NULL AND c.attempt_count > 0
   ON CONFLICT DO NOTHING
 ), claimed AS (
+  -- Only the chosen rows, each found by its key in the partition of its id; the event and the
+  -- endpoint are looked up below, one row each, so that the plan cannot start from them.
   UPDATE deliveries d
   SET next_attempt_at = now() + make_interval(secs => $5::double precision / 1000), lease_token = $6,
       attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
@@ -80,8 +96,9 @@ WITH locked AS (
     CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
     CASE WHEN w.headers <> '{}'::jsonb OR w.auth_encrypted IS NOT NULL OR w.tls_encrypted IS NOT NULL THEN (extract(epoch FROM w.updated_at) * 1000000)::bigint::text END AS "headersRevision", w.retry_schedule AS "retrySchedule", d.ordered
   FROM claimed d
-  LEFT JOIN LATERAL (SELECT e.body, e.traceparent FROM events e WHERE e.store_id = $8 AND e.id = d.event_id OFFSET 0) e ON true
-  CROSS JOIN LATERAL (SELECT * FROM webhooks w WHERE w.store_id = $8 AND w.id = d.webhook_id OFFSET 0) w
+  -- By its key, one row each, whatever the statistics said when the plan was made (above).
+  LEFT JOIN LATERAL (SELECT e.body, e.traceparent FROM events e WHERE e.id = d.event_id AND e.store_id = $8 OFFSET 0) e ON true
+  CROSS JOIN LATERAL (SELECT * FROM webhooks w WHERE w.id = d.webhook_id AND w.store_id = $8 OFFSET 0) w
 )
 SELECT c.*, false AS "turnsCut", $8::text AS "lastStore",
   CASE WHEN c.id IS NOT DISTINCT FROM (SELECT min(id) FROM sent) THEN

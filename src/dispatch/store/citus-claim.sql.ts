@@ -1,5 +1,5 @@
 import { statement } from '../../database/sql';
-import { headersRevision } from '../../webhooks/webhook.repository';
+import { claimSteps, ONE_STORE } from './delivery.sql';
 
 /**
  * The stores with due work on a Citus cluster, one answer from every shard. The walk of the claim
@@ -34,77 +34,7 @@ export const CLAIM_ONE_STORE = statement(
     ORDER BY d.store_id, d.next_attempt_at
     LIMIT least(coalesce(($10::jsonb ->> $8::text)::int, $11), $2)
     FOR UPDATE SKIP LOCKED
-  ), gated AS (
-    SELECT l.*, (NOT l.ordered OR NOT EXISTS (
-      SELECT 1 FROM deliveries p
-      WHERE p.store_id = $8 AND p.webhook_id = l.webhook_id AND p.status = 'pending' AND p.ordered AND p.event_id < l.event_id
-    )) AS free
-    FROM locked l
-  ), held AS (
-    UPDATE deliveries d SET next_attempt_at = NULL, updated_at = now()
-    FROM gated g WHERE d.store_id = $8 AND d.id = g.id AND NOT g.free AND g.lease_token IS NULL
-    RETURNING d.id
-  ), ranked AS (
-    SELECT id, store_id, webhook_id, lease_token, next_attempt_at, attempt_count, cycle_attempts,
-      row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn,
-      coalesce(($3::jsonb ->> webhook_id)::int, $4) AS slots
-    FROM gated WHERE free
-  ), limited AS (
-    SELECT f.webhook_id, w.per_second, f.wanted
-    FROM (SELECT webhook_id, count(*)::int AS wanted FROM ranked GROUP BY webhook_id) f
-    CROSS JOIN LATERAL (
-      SELECT w.rate_limit_per_second AS per_second FROM webhooks w WHERE w.store_id = $8 AND w.id = f.webhook_id OFFSET 0
-    ) w
-    WHERE w.per_second IS NOT NULL
-  ), windows AS (
-    INSERT INTO endpoint_rate_windows AS r (webhook_id, store_id, window_start, requests)
-    SELECT webhook_id, $8, date_trunc('second', now()), wanted FROM limited ORDER BY webhook_id
-    ON CONFLICT (webhook_id, store_id) DO UPDATE SET
-      requests = CASE WHEN r.window_start >= excluded.window_start THEN r.requests + excluded.requests ELSE excluded.requests END,
-      window_start = GREATEST(r.window_start, excluded.window_start)
-    RETURNING webhook_id, window_start, requests
-  ), quota AS (
-    SELECT l.webhook_id, l.per_second, w.window_start, w.requests - l.wanted AS before
-    FROM limited l JOIN windows w ON w.webhook_id = l.webhook_id
-  ), placed AS (
-    SELECT r.*, r.rn <= r.slots AND (q.webhook_id IS NULL OR q.before + r.rn <= q.per_second) AS go,
-      q.webhook_id IS NOT NULL AND q.before + r.rn > q.per_second AS put_off,
-      now() + make_interval(secs => (1 + floor((q.before + r.rn - 1 - q.per_second) / ceil(q.per_second / 10.0))
-        * ceil(q.per_second / 10.0) / q.per_second)::double precision) AS put_off_to
-    FROM ranked r LEFT JOIN quota q ON q.webhook_id = r.webhook_id
-  ), chosen AS (
-    SELECT * FROM placed WHERE go
-  ), deferred AS (
-    UPDATE deliveries d SET next_attempt_at = p.put_off_to, updated_at = now()
-    FROM placed p
-    WHERE d.store_id = $8 AND d.id = p.id AND p.put_off AND p.lease_token IS NULL
-    RETURNING d.next_attempt_at
-  ), interrupted AS (
-    INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
-    SELECT c.id, $8, c.attempt_count,
-      CASE WHEN c.cycle_attempts = 1 AND c.attempt_count > 1 THEN 'manual' ELSE 'scheduled' END,
-      c.next_attempt_at - make_interval(secs => $5::double precision / 1000), 0, NULL, $12::text, NULL
-    FROM chosen c
-    WHERE c.lease_token IS NOT NULL AND c.attempt_count > 0
-    ON CONFLICT DO NOTHING
-  ), claimed AS (
-    UPDATE deliveries d
-    SET next_attempt_at = now() + make_interval(secs => $5::double precision / 1000), lease_token = $6,
-        attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
-    FROM chosen c
-    WHERE d.store_id = $8 AND d.id = c.id
-    RETURNING d.id, d.store_id, d.event_id, d.webhook_id, d.event_type, d.attempt_count, d.cycle_attempts, d.ordered
-  ), sent AS (
-    SELECT d.id, d.event_id AS "eventId", d.webhook_id AS "webhookId", d.store_id AS "storeId",
-      d.attempt_count AS "attemptNumber", d.cycle_attempts AS "cycleAttempt", d.event_type AS "eventType",
-      e.body, e.traceparent,
-      w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
-      CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
-      ${headersRevision('w')} AS "headersRevision", w.retry_schedule AS "retrySchedule", d.ordered
-    FROM claimed d
-    LEFT JOIN LATERAL (SELECT e.body, e.traceparent FROM events e WHERE e.store_id = $8 AND e.id = d.event_id OFFSET 0) e ON true
-    CROSS JOIN LATERAL (SELECT * FROM webhooks w WHERE w.store_id = $8 AND w.id = d.webhook_id OFFSET 0) w
-  )
+${claimSteps(ONE_STORE)}
   SELECT c.*, false AS "turnsCut", $8::text AS "lastStore",
     CASE WHEN c.id IS NOT DISTINCT FROM (SELECT min(id) FROM sent) THEN
       CASE WHEN (SELECT count(*) FROM locked) >= least(coalesce(($10::jsonb ->> $8::text)::int, $11), $2) THEN ARRAY[$8::text] ELSE '{}'::text[] END
