@@ -9,6 +9,8 @@ import { planIsolation, UNPRIVILEGED_ID, UnreachablePathError, type RunAs, type 
 
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
+/** How long a stop waits for clients to leave before cutting their connections. */
+const SMART_STOP_MS = 3_000;
 const DATABASE_NAME = 'hookline';
 /** The role Hookline connects as: it owns Hookline's database and tables, and may do nothing else. */
 export const APP_ROLE = 'hookline';
@@ -125,7 +127,11 @@ export class EmbeddedPostgres {
     }
   }
 
-  /** Fast shutdown (SIGINT): open transactions are rolled back, data is kept. */
+  /**
+   * Smart shutdown (SIGTERM) first, so the connections Hookline has just closed finish closing
+   * rather than being cut; fast (SIGINT) after {@link SMART_STOP_MS}, rolling back whatever is
+   * still open. Data is kept either way.
+   */
   async stop(): Promise<void> {
     await this.stopServer();
     await this.isolation.dispose();
@@ -136,13 +142,16 @@ export class EmbeddedPostgres {
     const child = this.child;
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGINT');
-    const timer = setTimeout(() => {
-      this.log.warn('embedded PostgreSQL did not stop in time; sending SIGQUIT');
-      child.kill('SIGQUIT');
-    }, STOP_TIMEOUT_MS);
+    child.kill('SIGTERM');
+    const timers = [
+      setTimeout(() => child.kill('SIGINT'), SMART_STOP_MS),
+      setTimeout(() => {
+        this.log.warn('embedded PostgreSQL did not stop in time; sending SIGQUIT');
+        child.kill('SIGQUIT');
+      }, STOP_TIMEOUT_MS),
+    ];
     await exited;
-    clearTimeout(timer);
+    timers.forEach(clearTimeout);
   }
 }
 
@@ -298,7 +307,8 @@ function launch(
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       if (!ready) reject(new Error(`exited (${String(code ?? signal)}): ${output.trim().slice(-2000)}`));
-      else if (code !== 0 && signal !== 'SIGINT') log.warn(`embedded PostgreSQL exited (${String(code ?? signal)})`);
+      else if (code !== 0 && signal !== 'SIGINT' && signal !== 'SIGTERM')
+        log.warn(`embedded PostgreSQL exited (${String(code ?? signal)})`);
     });
   });
 }
