@@ -256,12 +256,17 @@ describe('embedded PostgreSQL', () => {
       `SELECT DISTINCT usename FROM pg_stat_activity WHERE application_name LIKE 'hookline%'`,
     );
     expect(sessions).toEqual([{ usename: APP_ROLE }]);
+    const serverLogBefore = (await readFile(join(dataDir, 'postgres.log'), 'utf8')).length;
     app.killGroup('SIGINT');
     expect(await app.waitForExit(60_000)).toEqual({ code: 0, signal: null });
     const messages = app.logLines().map((line) => line.msg ?? '');
     expect(messages).toContain('stopped');
     expect(messages.join('\n')).not.toMatch(/terminating connection due to administrator command/);
     expect(isAlive(postgresPid)).toBe(false);
+    // A smart shutdown, which lets the connections Hookline closed finish rather than cutting them.
+    const serverLog = (await readFile(join(dataDir, 'postgres.log'), 'utf8')).slice(serverLogBefore);
+    expect(serverLog).toMatch(/received smart shutdown request/);
+    expect(serverLog).not.toMatch(/received fast shutdown request/);
   }, 150_000);
 
   it('a second Hookline on the same DATA_DIR says why in one line and exits 1, without a stack trace', async () => {
