@@ -3,7 +3,7 @@ import { idTime, timeDigits } from '../../common/ids';
 
 const DAY_MS = 86_400_000;
 /** Partitions made ahead of today, like the service's own maintenance (dispatch/retention/partition-maintenance.ts). */
-const AHEAD_DAYS = 7;
+const AHEAD_DAYS = 2;
 
 /** Each log table, the id its partitions range over, and that id's prefix. */
 const LOG_TABLES = [

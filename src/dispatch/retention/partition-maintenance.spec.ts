@@ -55,12 +55,13 @@ describe('PartitionMaintenance', () => {
     return event;
   }
 
-  it("creates the days from its clock's today to a week ahead, in every log table", async () => {
+  it("creates the days from its clock's today to two days ahead, in every log table", async () => {
     const report = await maintenance.run(now + 10 * DAY_MS, 0);
     expect(report.ran).toBe(true);
     const days = report.created.filter((c) => c.table === 'events').map((c) => c.day);
-    expect(days).toEqual(Array.from({ length: 8 }, (_, i) => today + 10 + i));
-    expect(await partitions(today + 17)).toHaveLength(3);
+    expect(days).toEqual(Array.from({ length: 3 }, (_, i) => today + 10 + i));
+    expect(await partitions(today + 12)).toHaveLength(3);
+    expect(await partitions(today + 13)).toEqual([]);
     expect((await maintenance.run(now + 10 * DAY_MS, 0)).created).toEqual([]);
   });
 

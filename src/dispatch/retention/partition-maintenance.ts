@@ -4,8 +4,12 @@ import { PARTITIONED_TABLES, type PartitionedTable, dayBounds, dayOfPartition, p
 /** Any fixed 64-bit number, other than the migrations' lock: one maintenance run at a time across instances. */
 const MAINTENANCE_LOCK_KEY = 7_338_249_012;
 
-/** Days of partitions kept ahead of today: ids made on a clock up to this far ahead still have one. */
-export const AHEAD_DAYS = 7;
+/**
+ * Days of partitions kept ahead of today: ids made on a clock up to this far ahead still have one,
+ * and every instance makes its own clock's at start and each hour. Not more: every statement on a
+ * log table pays for each partition it has, empty or not, pruned or not (docs/operations.md).
+ */
+export const AHEAD_DAYS = 2;
 
 /** How long DDL waits for a lock before giving up until the next run, rather than queueing deliveries behind it. */
 const LOCK_TIMEOUT = '5s';
