@@ -95,9 +95,13 @@ WITH locked AS (
     w.url, w.secret_encrypted AS "secretSealed", w.is_active AS "webhookActive",
     CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_encrypted END AS "previousSecretSealed",
     CASE WHEN w.headers <> '{}'::jsonb OR w.auth_encrypted IS NOT NULL OR w.tls_encrypted IS NOT NULL THEN (extract(epoch FROM w.updated_at) * 1000000)::bigint::text END AS "headersRevision", w.retry_schedule AS "retrySchedule", d.ordered
-  FROM claimed d
+  -- An event's body and trace are read and answered once, on one of its deliveries (`carries`):
+  -- DeliveryRepository gives them to its other deliveries, not each endpoint's row its own copy.
+  FROM (SELECT c.*, row_number() OVER (PARTITION BY c.event_id) = 1 AS carries FROM claimed c) d
   -- By its key, one row each, whatever the statistics said when the plan was made (above).
-  LEFT JOIN LATERAL (SELECT e.body, e.traceparent FROM events e WHERE e.id = d.event_id AND e.store_id = $8 OFFSET 0) e ON true
+  LEFT JOIN LATERAL (
+    SELECT e.body, e.traceparent FROM events e WHERE d.carries AND e.id = d.event_id AND e.store_id = $8 OFFSET 0
+  ) e ON true
   CROSS JOIN LATERAL (SELECT * FROM webhooks w WHERE w.id = d.webhook_id AND w.store_id = $8 OFFSET 0) w
 )
 SELECT c.*, false AS "turnsCut", $8::text AS "lastStore",

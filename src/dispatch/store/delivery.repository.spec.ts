@@ -12,6 +12,7 @@ import {
   INTERRUPTED_ATTEMPT_ERROR,
   slotsJson,
   type AttemptOutcome,
+  withEventBodies,
 } from './delivery.repository';
 import { attemptTrigger } from '../worker/retry-policy';
 
@@ -67,6 +68,21 @@ describe('DeliveryRepository', () => {
     }
     return ids;
   }
+
+  it('gives every delivery of an event its body and trace, read once per claim', async () => {
+    await db.query(`UPDATE events SET traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' WHERE id = $1`, [EVENT]);
+    try {
+      await due('wh_a', 2);
+      await due('wh_b', 2);
+      const claimed = (await repository.claimDue(10, 10_000, 'lease-1', NO_LIMITS)).deliveries;
+      expect(claimed).toHaveLength(4);
+      for (const delivery of claimed) {
+        expect(delivery).toMatchObject({ body: '{"id":"evt_1"}', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+      }
+    } finally {
+      await db.query(`UPDATE events SET traceparent = NULL WHERE id = $1`, [EVENT]);
+    }
+  });
 
   it('claims due deliveries with what sending needs, leases them, and never hands the same one out twice', async () => {
     await due('wh_a', 3);
@@ -386,5 +402,28 @@ describe('DeliveryRepository', () => {
       expect(second.deliveries.map((d) => d.storeId)).toEqual(['st_b', 'st_b']);
       expect(second).toMatchObject({ lastStore: 'st_b', turnsCut: false, crowdedStores: [] });
     });
+  });
+});
+
+describe('withEventBodies', () => {
+  const row = (id: string, eventId: string, body: string | null, traceparent: string | null = null) => ({ id, eventId, body, traceparent });
+
+  it("gives each delivery its event's body and trace from the one that carries them", () => {
+    const deliveries = withEventBodies([
+      row('d1', 'e1', null),
+      row('d2', 'e1', 'one', 'tp1'),
+      row('d3', 'e2', 'two'),
+      row('d4', 'e2', null),
+    ]);
+    expect(deliveries.map((d) => [d.body, d.traceparent])).toEqual([
+      ['one', 'tp1'],
+      ['one', 'tp1'],
+      ['two', null],
+      ['two', null],
+    ]);
+  });
+
+  it('leaves the body null when the event is gone', () => {
+    expect(withEventBodies([row('d1', 'e1', null), row('d2', 'e1', null)]).map((d) => d.body)).toEqual([null, null]);
   });
 });

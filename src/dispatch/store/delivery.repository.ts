@@ -199,6 +199,24 @@ export function slotsJson(slots: ReadonlyMap<string, number>): string {
   return json === '' ? '{}' : `${json}}`;
 }
 
+/**
+ * A claim answers an event's body and trace on one of its deliveries only (CLAIM): each of the
+ * others gets them from that one. A delivery whose event is gone keeps a null body, as before.
+ */
+export function withEventBodies<T extends { eventId: string; body: string | null; traceparent?: string | null }>(deliveries: T[]): T[] {
+  const events = new Map<string, T>();
+  for (const delivery of deliveries) if (delivery.body !== null) events.set(delivery.eventId, delivery);
+  for (const delivery of deliveries) {
+    if (delivery.body !== null) continue;
+    const carrier = events.get(delivery.eventId);
+    if (carrier) {
+      delivery.body = carrier.body;
+      delivery.traceparent = carrier.traceparent;
+    }
+  }
+  return deliveries;
+}
+
 /** Left on the waiting deliveries of an endpoint made inactive. */
 export const INACTIVE_ENDPOINT_ERROR = 'endpoint is inactive; retry the delivery once it is active again';
 
@@ -310,9 +328,11 @@ export class DeliveryRepository implements OnApplicationShutdown {
     const answeredAt = Date.now();
     const meta = rows.find((row) => row.crowdedStores !== null);
     return {
-      deliveries: rows
-        .filter((row) => row.id !== null)
-        .map(({ turnsCut: _t, crowdedStores: _c, lastStore: _s, deferredDueInMs: _d, ...delivery }) => delivery),
+      deliveries: withEventBodies(
+        rows
+          .filter((row) => row.id !== null)
+          .map(({ turnsCut: _t, crowdedStores: _c, lastStore: _s, deferredDueInMs: _d, ...delivery }) => delivery),
+      ),
       turnsCut: meta?.turnsCut ?? false,
       crowdedStores: meta?.crowdedStores ?? [],
       lastStore: meta?.lastStore ?? null,
@@ -364,6 +384,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
       }
       batch.lastStore = storeId;
     }
+    batch.deliveries = withEventBodies(batch.deliveries);
     return batch;
   }
 

@@ -156,16 +156,37 @@
 --   CTE sent
 --     ->  Nested Loop Left Join
 --           ->  Nested Loop
---                 ->  CTE Scan on claimed d_n
+--                 ->  WindowAgg
+--                       ->  Sort
+--                             Sort Key: c_n.event_id
+--                             ->  CTE Scan on claimed c_n
 --                 ->  Index Scan using webhooks_pkey on webhooks w_n
---                       Index Cond: ((id = d_n.webhook_id) AND (store_id = d_n.store_id))
+--                       Index Cond: ((id = c_n.webhook_id) AND (store_id = c_n.store_id))
 --           ->  Append
---                 ->  Index Scan using events_p_low_store_id_id_idx on events_p_low e_n
---                       Index Cond: ((store_id = d_n.store_id) AND (id = d_n.event_id))
---                 ->  Index Scan using events_p<day>_store_id_id_idx on events_p<day> e_n
---                       Index Cond: ((store_id = d_n.store_id) AND (id = d_n.event_id))
---                 ->  Index Scan using events_p_high_store_id_id_idx on events_p_high e_n
---                       Index Cond: ((store_id = d_n.store_id) AND (id = d_n.event_id))
+--                 ->  Result
+--                       One-Time Filter: ((row_number() OVER (?) = 1))
+--                       ->  Index Scan using events_p_low_store_id_id_idx on events_p_low e_n
+--                             Index Cond: ((store_id = c_n.store_id) AND (id = c_n.event_id))
+--                 ->  Result
+--                       One-Time Filter: ((row_number() OVER (?) = 1))
+--                       ->  Index Scan using events_p<day>_store_id_id_idx on events_p<day> e_n
+--                             Index Cond: ((store_id = c_n.store_id) AND (id = c_n.event_id))
+--                 ->  Result
+--                       One-Time Filter: ((row_number() OVER (?) = 1))
+--                       ->  Index Scan using events_p<day>_store_id_id_idx on events_p<day> e_n
+--                             Index Cond: ((store_id = c_n.store_id) AND (id = c_n.event_id))
+--                 ->  Result
+--                       One-Time Filter: ((row_number() OVER (?) = 1))
+--                       ->  Index Scan using events_p<day>_store_id_id_idx on events_p<day> e_n
+--                             Index Cond: ((store_id = c_n.store_id) AND (id = c_n.event_id))
+--                 ->  Result
+--                       One-Time Filter: ((row_number() OVER (?) = 1))
+--                       ->  Index Scan using events_p<day>_store_id_id_idx on events_p<day> e_n
+--                             Index Cond: ((store_id = c_n.store_id) AND (id = c_n.event_id))
+--                 ->  Result
+--                       One-Time Filter: ((row_number() OVER (?) = 1))
+--                       ->  Index Scan using events_p_high_store_id_id_idx on events_p_high e_n
+--                             Index Cond: ((store_id = c_n.store_id) AND (id = c_n.event_id))
 --   InitPlan n (returns $n)
 --     ->  Aggregate
 --           ->  CTE Scan on sent
