@@ -12,7 +12,7 @@
  *   --quick            every scenario shrunk; under 60 s
  *   --clients          only the HTTP-client study (bench/studies/http-clients.ts); no database needed
  *   --only=a,b         only these scenarios: ceiling, api, throughput, publish-filtered, latency, isolation, retry, ratelimit, ordered,
- *                      backlog, peers, claim, retention, noisy-neighbour, many-stores
+ *                      backlog, peers, claim, retention, noisy-neighbour, many-stores, storage
  *   --profile          run Hookline under --cpu-prof (profiles in bench/profiles/) and print where its time goes
  *   --sql-stats        time Hookline's SQL statements per scenario (pg driver wrapper) and print the top ones
  *   --log-level=L      Hookline's LOG_LEVEL (default info, as deployed)
@@ -59,6 +59,7 @@ import { noisyNeighbour } from './scenarios/noisy-neighbour';
 import { retention } from './scenarios/retention';
 import { retry } from './scenarios/retry';
 import { publishFiltered } from './scenarios/publish-filtered';
+import { storage } from './scenarios/storage';
 import { throughput } from './scenarios/throughput';
 
 function parseOptions(argv: string[]): Options {
@@ -166,8 +167,10 @@ async function runAll(bench: Bench): Promise<void> {
   await bench.prepareDatabase();
   await attempt(bench, 'ceiling', () => ceiling(bench));
   await attempt(bench, 'ceiling', () => ceiling(bench, 'ceiling-dispatch'));
-  // The peers and many-stores scenarios start their own processes.
-  const needsHookline = SCENARIOS.filter((s) => !['ceiling', 'claim', 'peers', 'many-stores'].includes(s)).some((s) => bench.has(s));
+  // The peers, many-stores and storage scenarios start their own processes.
+  const needsHookline = SCENARIOS.filter((s) => !['ceiling', 'claim', 'peers', 'many-stores', 'storage'].includes(s)).some((s) =>
+    bench.has(s),
+  );
   if (needsHookline) {
     const hookline = await bench.startHookline('main');
     await sleep(500);
@@ -192,6 +195,8 @@ async function runAll(bench: Bench): Promise<void> {
   // Starts and stops processes of its own.
   await attempt(bench, 'many-stores', () => manyStores(bench));
   await bench.stopHookline();
+  // Starts its own processes on a database of its own.
+  await attempt(bench, 'storage', () => storage(bench));
   await attempt(bench, 'peers', () => peers(bench));
   await attempt(bench, 'claim', () => claim(bench));
   finishRatios(bench);

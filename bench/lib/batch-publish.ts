@@ -1,6 +1,9 @@
 import type { EventType } from '../../src/catalogue/event-catalogue';
 import { EVENT_CATALOGUE } from '../../src/catalogue/event-catalogue';
-import { ADMIN_KEY } from './config';
+import { ADMIN_KEY, ENDPOINTS } from './config';
+
+/** Events per POST /events/batch: its maximum. */
+export const BATCH_EVENTS = 1000;
 
 export interface BatchPublish {
   baseUrl: string;
@@ -56,4 +59,15 @@ export async function batchPublish(spec: BatchPublish): Promise<BatchPublished> 
   };
   await Promise.all(Array.from({ length: Math.min(spec.inFlight, sizes.length) }, worker));
   return { ms: Math.round(performance.now() - started), events: spec.events, deliveries, requests: sizes.length };
+}
+
+/**
+ * Publishes `events` events of `type` to the benchmark's endpoints as the throughput scenario
+ * does (full batches, 2 requests in flight); throws unless each event reached every endpoint.
+ */
+export async function publishToEndpoints(baseUrl: string, type: EventType, events: number): Promise<BatchPublished> {
+  const published = await batchPublish({ baseUrl, type, events, batchEvents: BATCH_EVENTS, inFlight: 2 });
+  const total = events * ENDPOINTS;
+  if (published.deliveries !== total) throw new Error(`the batches enqueued ${published.deliveries} deliveries, not ${total}`);
+  return published;
 }

@@ -26,6 +26,7 @@ export const SCENARIOS = [
   'retention',
   'noisy-neighbour',
   'many-stores',
+  'storage',
 ] as const;
 /** Where the peers scenario finds Redis for BullMQ. */
 export const REDIS = { host: '127.0.0.1', port: 6379 };
@@ -93,6 +94,8 @@ export interface Sizes {
   noisyThroughputEvents: number;
   /** Deliveries of each many-stores drain (one store, then 1,000 stores, 10 endpoints each). */
   manyStoresDeliveries: number;
+  /** Events (× 10 endpoints) published and drained by the storage scenario. */
+  storageEvents: number;
   clientsWarmupMs: number;
   clientsMs: number;
   clientsRounds: number;
@@ -130,6 +133,7 @@ export const FULL: Sizes = {
   retentionEvents: 10_000,
   noisyThroughputEvents: 50, // × 1,000 endpoints = 50,000 deliveries
   manyStoresDeliveries: 50_000,
+  storageEvents: 5000, // × 10 endpoints = 50,000 deliveries
   clientsWarmupMs: 1000,
   clientsMs: 5000,
   clientsRounds: 3,
@@ -167,6 +171,7 @@ export const QUICK: Sizes = {
   retentionEvents: 1000,
   noisyThroughputEvents: 30,
   manyStoresDeliveries: 10_000,
+  storageEvents: 1000,
   clientsWarmupMs: 500,
   clientsMs: 1500,
   clientsRounds: 1,

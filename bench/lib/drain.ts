@@ -1,4 +1,20 @@
 import type { ArrivalSummary } from '../receiver';
+import type { Bench } from './bench';
+
+export interface Drained {
+  arrived: ArrivalSummary;
+  durable: { at: number; counts: Record<string, number> };
+}
+
+/**
+ * Waits until `total` deliveries of `type` arrived under `prefix` (or nothing new came for 30 s),
+ * then until the database holds them all succeeded (at most 60 s).
+ */
+export async function awaitDrain(bench: Bench, prefix: string, type: string, total: number): Promise<Drained> {
+  const arrived = await bench.waitForArrivals(prefix, total, 30_000);
+  const durable = await bench.waitForStatus(type, 'succeeded', total, 60_000);
+  return { arrived, durable };
+}
 
 /**
  * A drain's rates (throughput, backlog): distinct arrivals per second from first to last arrival,

@@ -1,14 +1,12 @@
 import type { EventType } from '../../src/catalogue/event-catalogue';
 import type { Bench } from '../lib/bench';
 import { ENDPOINTS } from '../lib/config';
-import { batchPublish } from '../lib/batch-publish';
+import { BATCH_EVENTS, batchPublish, publishToEndpoints } from '../lib/batch-publish';
 import { attemptOutcomes } from '../lib/db';
-import { drainRates } from '../lib/drain';
+import { awaitDrain, drainRates } from '../lib/drain';
 import { formatCounts } from '../lib/report';
 import { round } from '../lib/stats';
 
-/** Events per POST /events/batch: its maximum. */
-const BATCH_EVENTS = 1000;
 /** Subscribed to by no endpoint of any scenario. */
 const WARM_UP_TYPE: EventType = 'stock.updated';
 
@@ -40,18 +38,10 @@ export async function throughput(bench: Bench): Promise<void> {
   await bench.receiver!.call('clear');
   await bench.resetSqlStats();
   const cpu = await bench.cpuSnapshot();
-  const published = await batchPublish({
-    baseUrl: bench.hookline!.baseUrl,
-    type,
-    events: s.throughputEvents,
-    batchEvents: BATCH_EVENTS,
-    inFlight: 2,
-  });
-  if (published.deliveries !== total) throw new Error(`the batches enqueued ${published.deliveries} deliveries, not ${total}`);
+  const published = await publishToEndpoints(bench.hookline!.baseUrl, type, s.throughputEvents);
   const publishPerSec = Math.round((published.deliveries / published.ms) * 1000);
   bench.log(`  published ${published.deliveries} deliveries in ${published.requests} requests in ${published.ms} ms: ${publishPerSec}/s`);
-  const arrived = await bench.waitForArrivals('/ok/thr/', total, 30_000);
-  const durable = await bench.waitForStatus(type, 'succeeded', total, 60_000);
+  const { arrived, durable } = await awaitDrain(bench, '/ok/thr/', type, total);
   const use = await bench.cpuSince('throughput', cpu);
   await bench.collectSqlStats('throughput');
   const attempts = await attemptOutcomes(bench.db!.pool, type);
