@@ -41,7 +41,7 @@ onCluster('a store’s shards moved to another node while delivering', () => {
       `SELECT s.shardid::text AS shard, n.nodename AS host, n.nodeport AS port
        FROM pg_dist_placement p JOIN pg_dist_node n ON n.groupid = p.groupid
        JOIN pg_dist_shard s ON s.shardid = p.shardid
-       WHERE s.shardid = get_shard_id_for_distribution_column('deliveries', 'st_default')`,
+       WHERE s.shardid = get_shard_id_for_distribution_column('delivery_queue', 'st_default')`,
     );
     const { rows: others } = await admin.query<{ host: string; port: number }>(
       `SELECT nodename AS host, nodeport AS port FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary' AND nodeport <> $1`,

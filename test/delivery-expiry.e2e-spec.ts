@@ -123,7 +123,7 @@ describe('deliveries expire MAX_DELIVERY_AGE after their event', () => {
         at,
       ]);
       await t.db.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, ordered, next_attempt_at, created_at)
+        `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, ordered, next_attempt_at, created_at)
          VALUES ($1, 'st_default', $2, $3, 'order.created', true, CASE WHEN $4 THEN now() + interval '1 hour' END, $5)`,
         [newIdAtTimeOf('del', event), event, webhook.id, n === 0, at],
       );
@@ -137,11 +137,11 @@ describe('deliveries expire MAX_DELIVERY_AGE after their event', () => {
     expect(report?.keptPending).toEqual([]);
     expect(report?.dropped.map((dropped) => [dropped.table, dropped.day])).toEqual([
       ['delivery_attempts', day],
-      ['deliveries', day],
+      ['delivery_log', day],
       ['events', day],
     ]);
     const [{ left }] = await t.db.query<{ left: number }>(`SELECT count(*)::int AS left FROM pg_class WHERE relname = $1`, [
-      partitionName('deliveries', day),
+      partitionName('delivery_log', day),
     ]);
     expect(left).toBe(0);
   });

@@ -48,9 +48,11 @@ describe('Hookline on DATABASE_URL with a role that is no superuser', () => {
     }
     const tables = await t.db.query<{ name: string; owner: string }>(
       `SELECT relname AS name, pg_get_userbyid(relowner) AS owner FROM pg_class
-       WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p')`,
+       WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p', 'v')`,
     );
-    expect(tables.map((table) => table.name)).toEqual(expect.arrayContaining(['webhooks', 'deliveries', 'delivery_attempts', 'settings']));
+    expect(tables.map((table) => table.name)).toEqual(
+      expect.arrayContaining(['webhooks', 'delivery_queue', 'delivery_log', 'deliveries', 'delivery_attempts', 'settings']),
+    );
     expect(tables.filter((table) => table.owner !== APP_ROLE)).toEqual([]);
   });
 
@@ -100,7 +102,7 @@ describe('Hookline on DATABASE_URL with a role that is no superuser', () => {
     expect(report?.created.map((c) => c.day)).toContain(dayOf(later));
     expect(report?.dropped.map((d) => [d.table, d.day])).toEqual([
       ['delivery_attempts', today - 45],
-      ['deliveries', today - 45],
+      ['delivery_log', today - 45],
       ['events', today - 45],
     ]);
   });

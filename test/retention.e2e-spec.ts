@@ -46,12 +46,18 @@ describe('retention', () => {
       body,
       new Date(day * DAY_MS + 7_200_000),
     ]);
-    await t.db.query(
-      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status, attempt_count, next_attempt_at)
-       VALUES ($1, 'st_default', $2, $3, 'order.created', $4, $5, CASE WHEN $4 = 'pending' THEN now() + interval '1 hour' END)`,
-      [deliveryId, event, webhookId, status, status === 'pending' ? 0 : 1],
-    );
-    if (status === 'succeeded') {
+    if (status === 'pending') {
+      await t.db.query(
+        `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, attempt_count, next_attempt_at)
+         VALUES ($1, 'st_default', $2, $3, 'order.created', 0, now() + interval '1 hour')`,
+        [deliveryId, event, webhookId],
+      );
+    } else {
+      await t.db.query(
+        `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count)
+         VALUES ($1, 'st_default', $2, $3, 'order.created', 'succeeded', 1)`,
+        [deliveryId, event, webhookId],
+      );
       await t.db.query(
         `INSERT INTO delivery_attempts (delivery_id, store_id, number, started_at, duration_ms, status_code) VALUES ($1, 'st_default', 1, $2, 8, 200)`,
         [deliveryId, new Date(day * DAY_MS + 7_200_000)],
@@ -71,18 +77,18 @@ describe('retention', () => {
     expect(report?.keptPending).toEqual([today - 40]);
     expect(report?.dropped.map((d) => [d.table, d.day, d.rows])).toEqual([
       ['delivery_attempts', today - 45, 1],
-      ['deliveries', today - 45, 1],
+      ['delivery_log', today - 45, 1],
       ['events', today - 45, 1],
     ]);
     expect((await t.api(`/events/${gone.event}`)).status).toBe(404);
     expect((await t.api(`/deliveries/${gone.delivery}`)).status).toBe(404);
     expect((await t.api(`/events/${kept.event}`)).status).toBe(200);
     const metrics = await (await fetch(`${t.baseUrl}/metrics`)).text();
-    expect(metrics).toContain('hookline_retention_partitions_dropped_total{table="deliveries"} 1');
+    expect(metrics).toContain('hookline_retention_partitions_dropped_total{table="delivery_log"} 1');
     expect(metrics).toContain('hookline_retention_rows_removed_total{table="events"} 1');
 
-    // The kept delivery comes due and goes out, from its day's partition.
-    await t.db.query(`UPDATE deliveries SET next_attempt_at = now() WHERE id = $1`, [kept.delivery]);
+    // The kept delivery comes due and goes out, from the queue; its day's partition is still there.
+    await t.db.query(`UPDATE delivery_queue SET next_attempt_at = now() WHERE id = $1`, [kept.delivery]);
     const [request] = await receiver.waitFor(1, (r) => r.path === '/kept');
     expect(request.headers['x-webhook-id']).toBe(kept.event);
     await eventually(
@@ -90,7 +96,7 @@ describe('retention', () => {
       (row) => row.status === 'succeeded',
     );
     const tables = await t.db.query<{ relname: string }>(`SELECT relname FROM pg_class WHERE relname = $1`, [
-      partitionName('deliveries', today - 40),
+      partitionName('delivery_log', today - 40),
     ]);
     expect(tables).toHaveLength(1);
 
@@ -98,7 +104,7 @@ describe('retention', () => {
     const next = await t.app.get(RetentionScheduler).run();
     expect(next?.dropped.map((d) => [d.table, d.day, d.rows])).toEqual([
       ['delivery_attempts', today - 40, 2],
-      ['deliveries', today - 40, 2],
+      ['delivery_log', today - 40, 2],
       ['events', today - 40, 2],
     ]);
     expect((await t.api(`/events/${kept.event}`)).status).toBe(404);

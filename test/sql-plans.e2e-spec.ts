@@ -89,17 +89,23 @@ describe('plans of the claim and the outcome', () => {
        FROM generate_series(1, $1::int) s, generate_series(1, $3::int) e`,
       [STORES, TODAY, EVENTS_PER_STORE],
     );
+    // The due tenth in the queue, the delivered rest in the log.
     await db.query(
-      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status, next_attempt_at, attempt_count)
-       SELECT 'del_' || $1 || lpad(row_number() OVER ()::text, 16, '0'), e.store_id, e.id, w.id, e.type,
-         CASE WHEN row_number() OVER () % 10 = 0 THEN 'pending' ELSE 'succeeded' END, now() - interval '1 second', 1
-       FROM events e JOIN webhooks w ON w.store_id = e.store_id`,
+      `WITH seeded AS (
+         SELECT 'del_' || $1 || lpad(row_number() OVER ()::text, 16, '0') AS id, e.store_id, e.id AS event_id, w.id AS webhook_id,
+           e.type AS event_type, row_number() OVER () % 10 = 0 AS pending
+         FROM events e JOIN webhooks w ON w.store_id = e.store_id
+       ), queued AS (
+         INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, attempt_count)
+         SELECT id, store_id, event_id, webhook_id, event_type, now() - interval '1 second', 1 FROM seeded WHERE pending
+       )
+       INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count)
+       SELECT id, store_id, event_id, webhook_id, event_type, 'succeeded', 1 FROM seeded WHERE NOT pending`,
       [TODAY],
     );
-    await db.query(`UPDATE deliveries SET next_attempt_at = NULL WHERE status = 'succeeded'`);
     await db.query(
       `INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code)
-       SELECT id, store_id, 1, 'scheduled', now(), 5, 200 FROM deliveries WHERE status = 'succeeded'`,
+       SELECT id, store_id, 1, 'scheduled', now(), 5, 200 FROM delivery_log WHERE status = 'succeeded'`,
     );
     await db.query('ANALYZE');
     const [{ version }] = await db.query<{ version: number }>(`SELECT current_setting('server_version_num')::int / 10000 AS version`);

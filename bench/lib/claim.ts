@@ -79,12 +79,14 @@ export async function measureClaim(
       batchEvents: 2000,
       notify: false,
     });
-    await db.pool.query('VACUUM ANALYZE deliveries');
+    await db.pool.query('VACUUM ANALYZE delivery_queue');
+    await db.pool.query('VACUUM ANALYZE delivery_log');
     await db.pool.query('VACUUM ANALYZE events');
     const at0 = await timeStatements(db, sizes, sizes.batch);
     log(`claim at ${at0.rowsInTable} rows: ${at0.claimMedianMs} ms; inserting ${sizes.finished} finished deliveries`);
     const finishedRowsInsertMs = await insertFinished(db, webhookIds, sizes.finished, log);
-    await db.pool.query('VACUUM ANALYZE deliveries');
+    await db.pool.query('VACUUM ANALYZE delivery_queue');
+    await db.pool.query('VACUUM ANALYZE delivery_log');
     await db.pool.query('VACUUM ANALYZE events');
     const atLarge = await timeStatements(db, sizes, sizes.batch);
     return { emptyTableClaimMs, at0, atLarge, finishedRowsInsertMs };

@@ -118,7 +118,7 @@ export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: 
         [spec.storeId, spec.type, eventIds, bodies, createdAt],
       );
       await client.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+        `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
          SELECT u.id, $1, u.event_id, u.webhook_id, $2, now() + make_interval(secs => $6), $7
          FROM unnest($3::text[], $4::text[], $5::text[]) AS u(id, event_id, webhook_id)`,
         [spec.storeId, spec.type, deliveryIds, deliveryEvents, deliveryWebhooks, spec.dueInSeconds ?? 0, spec.ordered ?? false],
@@ -134,7 +134,7 @@ export async function bulkPublish(pool: Pool, spec: BulkPublish): Promise<{ ms: 
 export async function releaseDeliveries(pool: Pool, eventType: string): Promise<number> {
   return inTransaction(pool, async (client) => {
     const { rowCount } = await client.query(
-      `UPDATE deliveries SET next_attempt_at = now() WHERE event_type = $1 AND status = 'pending' AND next_attempt_at > now()`,
+      `UPDATE delivery_queue SET next_attempt_at = now() WHERE event_type = $1 AND next_attempt_at > now()`,
       [eventType],
     );
     await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);

@@ -42,11 +42,11 @@ export async function fillDays(pool: Pool, spec: FillDays, log: (line: string) =
         [digits, day * DAY_MS + from * step, from, step, spec.storeId, spec.type, to],
       );
       await pool.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status, attempt_count, cycle_attempts,
+        `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count,
            last_status_code, created_at, updated_at)
          SELECT 'del_' || d.digits[g - $3 + 1] || lpad((g * $8 + k)::text, 16, '0'), $5,
            'evt_' || d.digits[g - $3 + 1] || lpad(g::text, 16, '0'), ($9::text[])[k + 1], $6,
-           CASE WHEN (g * $8 + k) % 20 = 0 THEN 'failed' ELSE 'succeeded' END, 1, 1,
+           CASE WHEN (g * $8 + k) % 20 = 0 THEN 'failed' ELSE 'succeeded' END, 1,
            CASE WHEN (g * $8 + k) % 20 = 0 THEN 500 ELSE 200 END, ${at}, ${at}
          FROM generate_series($3::int, $7::int - 1) AS g, generate_series(0, $8::int - 1) AS k, (SELECT $1::text[] AS digits) AS d`,
         [digits, day * DAY_MS + from * step, from, step, spec.storeId, spec.type, to, endpoints, spec.webhookIds],
@@ -66,7 +66,7 @@ export async function fillDays(pool: Pool, spec: FillDays, log: (line: string) =
     );
   }
   // Only the filled days: an empty partition analyzed is known to be empty (docs/operations.md#retention).
-  for (const table of ['events', 'deliveries', 'delivery_attempts'] as const) {
+  for (const table of ['events', 'delivery_log', 'delivery_attempts'] as const) {
     for (const day of spec.days) await pool.query(`VACUUM ANALYZE ${partitionName(table, day)}`);
   }
   return Math.round(performance.now() - started);

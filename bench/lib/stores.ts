@@ -55,8 +55,10 @@ export async function disableStores(pool: Pool, stores: BenchStore[]): Promise<v
   const ids = stores.map((s) => s.id);
   await pool.query(`UPDATE webhooks SET is_active = false WHERE store_id = ANY ($1::text[])`, [ids]);
   await pool.query(
-    `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = 'benchmark: endpoint disabled'
-     WHERE store_id = ANY ($1::text[]) AND status = 'pending'`,
+    `WITH ended AS (DELETE FROM delivery_queue WHERE store_id = ANY ($1::text[]) RETURNING *)
+     INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_error, created_at, ordered)
+     SELECT id, store_id, event_id, webhook_id, event_type, 'failed', attempt_count, 'benchmark: endpoint disabled', created_at, ordered
+     FROM ended`,
     [ids],
   );
 }
@@ -87,7 +89,7 @@ export async function bulkPublishStores(
         [spec.type, events.id, events.store, events.body, events.createdAt],
       );
       await client.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+        `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
          SELECT u.id, u.store_id, u.event_id, u.webhook_id, $1, now() + make_interval(secs => $6)
          FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, store_id, event_id, webhook_id)`,
         [spec.type, rows.id, rows.store, rows.event, rows.webhook, spec.dueInSeconds ?? 0],
@@ -120,9 +122,7 @@ export async function bulkPublishStores(
 /** Makes the stores' deliveries due now and wakes the workers, as their publishes would. */
 export async function releaseStores(pool: Pool, stores: BenchStore[]): Promise<void> {
   await inTransaction(pool, async (client) => {
-    await client.query(`UPDATE deliveries SET next_attempt_at = now() WHERE store_id = ANY ($1::text[]) AND status = 'pending'`, [
-      stores.map((s) => s.id),
-    ]);
+    await client.query(`UPDATE delivery_queue SET next_attempt_at = now() WHERE store_id = ANY ($1::text[])`, [stores.map((s) => s.id)]);
     await client.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);
   });
 }

@@ -32,7 +32,7 @@ export async function backlog(bench: Bench): Promise<void> {
     notify: false,
   });
   bench.log(`  inserted ${published.deliveries} pending deliveries in ${published.ms} ms`);
-  await bench.db!.pool.query('VACUUM ANALYZE deliveries');
+  await bench.db!.pool.query('VACUUM ANALYZE delivery_queue');
   await bench.receiver!.call('clear');
   const cpu = await bench.cpuSnapshot();
   const startedAt = Date.now();

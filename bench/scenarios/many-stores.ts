@@ -77,7 +77,7 @@ async function drain(bench: Bench, label: string, storeCount: number, total: num
     eventsPerStore: total / ENDPOINTS / storeCount,
     dueInSeconds: 3_600,
   });
-  await pool.query('VACUUM ANALYZE deliveries');
+  await pool.query('VACUUM ANALYZE delivery_queue');
   await pool.query('ANALYZE webhooks');
   await bench.receiver!.call('clear');
   await bench.startHookline(label, undefined, { STORE_CONCURRENCY: String(DISPATCH_CONCURRENCY) });

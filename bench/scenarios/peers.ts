@@ -169,7 +169,7 @@ export async function peers(bench: Bench): Promise<void> {
         notify: false,
         dueInSeconds: 3600,
       });
-      await bench.db!.pool.query('VACUUM ANALYZE deliveries');
+      await bench.db!.pool.query('VACUUM ANALYZE delivery_queue');
       for (let w = 0; w < (setting.workers ?? 1); w++) {
         workers.push(
           bench.registry.start(

@@ -49,7 +49,7 @@ export async function publishFiltered(bench: Bench): Promise<void> {
     return Math.round((published.deliveries / published.ms) * 1000);
   };
   // The waiting deliveries of a pair go before the next, so that every pair writes into tables of one size.
-  const clear = (): Promise<unknown> => bench.db!.pool.query('DELETE FROM deliveries WHERE store_id = $1', [store.id]);
+  const clear = (): Promise<unknown> => bench.db!.pool.query('DELETE FROM delivery_queue WHERE store_id = $1', [store.id]);
 
   // Warm-up, uncounted: the statements' plans and the JIT for both.
   await phase(null);

@@ -46,7 +46,8 @@ onCluster('the migrations on a Citus coordinator', () => {
       expect.arrayContaining([
         'webhooks',
         'events',
-        'deliveries',
+        'delivery_queue',
+        'delivery_log',
         'delivery_attempts',
         'idempotency_keys',
         'endpoint_health',
@@ -66,13 +67,13 @@ onCluster('the migrations on a Citus coordinator', () => {
   it('spreads the shards over both worker nodes and keeps a store’s rows of every table on one of them', async () => {
     const nodes = await db.query<{ port: number }>(
       `SELECT DISTINCT p.nodeport AS port FROM pg_dist_shard s JOIN pg_dist_placement pl ON pl.shardid = s.shardid
-       JOIN pg_dist_node p ON p.groupid = pl.groupid WHERE s.logicalrelid = 'deliveries'::regclass`,
+       JOIN pg_dist_node p ON p.groupid = pl.groupid WHERE s.logicalrelid = 'delivery_log'::regclass`,
     );
     expect(nodes).toHaveLength(2);
     const placements = await db.query<{ table: string; node: number }>(
       `SELECT t AS table, (SELECT n.nodeport FROM pg_dist_placement pl JOIN pg_dist_node n ON n.groupid = pl.groupid
          WHERE pl.shardid = get_shard_id_for_distribution_column(t, 'st_default')) AS node
-       FROM unnest(ARRAY['webhooks', 'events', 'deliveries', 'delivery_attempts', 'idempotency_keys', 'endpoint_health', 'endpoint_rate_windows']) t`,
+       FROM unnest(ARRAY['webhooks', 'events', 'delivery_queue', 'delivery_log', 'delivery_attempts', 'idempotency_keys', 'endpoint_health', 'endpoint_rate_windows']) t`,
     );
     expect(new Set(placements.map((p) => p.node)).size).toBe(1);
   });
@@ -88,6 +89,8 @@ onCluster('the migrations on a Citus coordinator', () => {
         'events_store_id_fkey',
         'deliveries_store_id_fkey',
         'deliveries_webhook_id_fkey',
+        'delivery_queue_store_id_fkey',
+        'delivery_queue_webhook_id_fkey',
         'endpoint_health_webhook_id_fkey',
         'endpoint_rate_windows_webhook_id_fkey',
         'idempotency_keys_store_id_fkey',
@@ -109,16 +112,21 @@ onCluster('the migrations on a Citus coordinator', () => {
     ).rejects.toThrow(/duplicate key/);
     await expect(
       db.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status)
-         SELECT 'del_' || substr(pg_get_expr(relpartbound, oid), 23, 10) || 'x', 'st_default', 'evt_x', 'wh_x', 't', 'lost'
-         FROM pg_class WHERE relname = 'deliveries_p' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')`,
+        `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count)
+         SELECT 'del_' || substr(pg_get_expr(relpartbound, oid), 23, 10) || 'x', 'st_default', 'evt_x', 'wh_x', 't', 'lost', 0
+         FROM pg_class WHERE relname = 'delivery_log_p' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')`,
       ),
     ).rejects.toThrow(/check constraint/);
     await expect(
       db.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type)
-         SELECT 'del_' || substr(pg_get_expr(relpartbound, oid), 23, 10) || 'x', 'st_default', 'evt_x', 'wh_none', 't'
-         FROM pg_class WHERE relname = 'deliveries_p' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')`,
+        `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count)
+         SELECT 'del_' || substr(pg_get_expr(relpartbound, oid), 23, 10) || 'x', 'st_default', 'evt_x', 'wh_none', 't', 'failed', 0
+         FROM pg_class WHERE relname = 'delivery_log_p' || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD')`,
+      ),
+    ).rejects.toThrow(/foreign key/);
+    await expect(
+      db.query(
+        `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type) VALUES ('del_x', 'st_default', 'evt_x', 'wh_none', 't')`,
       ),
     ).rejects.toThrow(/foreign key/);
   });
@@ -146,10 +154,11 @@ onCluster('the migrations on a Citus coordinator', () => {
       await cluster.destroy();
       const kinds = await restored.query<{ table: string; method: string }>(
         `SELECT logicalrelid::text AS table, partmethod::text AS method FROM pg_dist_partition
-         WHERE logicalrelid IN ('stores'::regclass, 'deliveries'::regclass) ORDER BY 1`,
+         WHERE logicalrelid IN ('stores'::regclass, 'delivery_log'::regclass, 'delivery_queue'::regclass) ORDER BY 1`,
       );
       expect(kinds).toEqual([
-        { table: 'deliveries', method: 'h' },
+        { table: 'delivery_log', method: 'h' },
+        { table: 'delivery_queue', method: 'h' },
         { table: 'stores', method: 'n' },
       ]);
       expect(await restored.query(`SELECT id FROM stores`)).toEqual([{ id: 'st_default' }]);
@@ -160,15 +169,15 @@ onCluster('the migrations on a Citus coordinator', () => {
   }, 180_000);
 
   it('distributes a day partition attached later, as retention makes them', async () => {
-    await db.query(`CREATE TABLE deliveries_p29991231 (LIKE deliveries INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
-    await db.query(`ALTER TABLE deliveries ATTACH PARTITION deliveries_p29991231 FOR VALUES FROM ('del_7') TO ('del_8')`);
+    await db.query(`CREATE TABLE delivery_log_p29991231 (LIKE delivery_log INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+    await db.query(`ALTER TABLE delivery_log ATTACH PARTITION delivery_log_p29991231 FOR VALUES FROM ('del_7') TO ('del_8')`);
     const [partition] = await db.query<{ method: string; colocated: boolean }>(
       `SELECT p.partmethod::text AS method,
-         p.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'deliveries'::regclass) AS colocated
-       FROM pg_dist_partition p WHERE p.logicalrelid = 'deliveries_p29991231'::regclass`,
+         p.colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'delivery_log'::regclass) AS colocated
+       FROM pg_dist_partition p WHERE p.logicalrelid = 'delivery_log_p29991231'::regclass`,
     );
     expect(partition).toEqual({ method: 'h', colocated: true });
-    await db.query(`ALTER TABLE deliveries DETACH PARTITION deliveries_p29991231`);
-    await db.query(`DROP TABLE deliveries_p29991231`);
+    await db.query(`ALTER TABLE delivery_log DETACH PARTITION delivery_log_p29991231`);
+    await db.query(`DROP TABLE delivery_log_p29991231`);
   });
 });

@@ -15,6 +15,7 @@ import { ContentFilters1796600000000 } from './migrations/1796600000000-ContentF
 import { ReceiverAuthentication1796700000000 } from './migrations/1796700000000-ReceiverAuthentication';
 import { CitusDistribution1796800000000 } from './migrations/1796800000000-CitusDistribution';
 import { EventTraceparent1796900000000 } from './migrations/1796900000000-EventTraceparent';
+import { HotQueue1797000000000 } from './migrations/1797000000000-HotQueue';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [
@@ -34,6 +35,7 @@ export const MIGRATIONS = [
   ReceiverAuthentication1796700000000,
   CitusDistribution1796800000000,
   EventTraceparent1796900000000,
+  HotQueue1797000000000,
 ];
 
 /**

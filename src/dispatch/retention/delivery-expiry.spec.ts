@@ -61,11 +61,22 @@ describe('DeliveryExpiry', () => {
     const at = Date.now() - row.eventAgo * 1_000;
     const eventId = newId('evt', at);
     const id = `del_${eventId.slice(4)}`;
+    const createdAt = `coalesce(${row.createdAt ?? 'NULL'}, $3::timestamptz)`;
+    if (row.status && row.status !== 'pending') {
+      await db.query(
+        `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, created_at, restarted_at, ordered)
+         VALUES ($1, 'st_default', $2, 'wh_x', 'order.created', '${row.status}', 1, ${createdAt}, ${row.restartedAt ?? 'NULL'}, $4)`,
+        [id, eventId, new Date(at).toISOString(), row.ordered ?? false],
+      );
+      return id;
+    }
+    // A leased delivery's `nextAttemptAt` is its lease's end, as the deliveries view shows it; it came due before.
+    const due = row.leaseToken ? `now() - interval '1 minute'` : (row.nextAttemptAt ?? 'now()');
+    const leaseUntil = row.leaseToken ? (row.nextAttemptAt ?? 'now()') : 'NULL';
     await db.query(
-      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status, next_attempt_at, created_at, restarted_at, lease_token, ordered)
-       VALUES ($1, 'st_default', $2, 'wh_x', 'order.created', $3, ${row.nextAttemptAt ?? 'now()'}, coalesce(${row.createdAt ?? 'NULL'}, $4::timestamptz),
-         ${row.restartedAt ?? 'NULL'}, $5, $6)`,
-      [id, eventId, row.status ?? 'pending', new Date(at).toISOString(), row.leaseToken ?? null, row.ordered ?? false],
+      `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_until, created_at, restarted_at, lease_token, ordered)
+       VALUES ($1, 'st_default', $2, 'wh_x', 'order.created', ${due}, ${leaseUntil}, ${createdAt}, ${row.restartedAt ?? 'NULL'}, $4, $5)`,
+      [id, eventId, new Date(at).toISOString(), row.leaseToken ?? null, row.ordered ?? false],
     );
     return id;
   }

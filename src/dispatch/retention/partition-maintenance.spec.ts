@@ -33,7 +33,7 @@ describe('PartitionMaintenance', () => {
   });
 
   async function partitions(day: number): Promise<string[]> {
-    const names = ['events', 'deliveries', 'delivery_attempts'].map((table) => partitionName(table as 'events', day));
+    const names = ['events', 'delivery_log', 'delivery_attempts'].map((table) => partitionName(table as 'events', day));
     const rows = await db.query<{ relname: string }>(`SELECT relname FROM pg_class WHERE relname = ANY ($1) ORDER BY relname`, [names]);
     return rows.map((row) => row.relname);
   }
@@ -44,9 +44,12 @@ describe('PartitionMaintenance', () => {
     const delivery = newIdAtTimeOf('del', event);
     await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ($1, 'st_default', 'order.created', '{}')`, [event]);
     await db.query(
-      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status, next_attempt_at)
-       VALUES ($1, 'st_default', $2, 'wh_a', 'order.created', $3, CASE WHEN $3 = 'pending' THEN now() + interval '1 hour' END)`,
-      [delivery, event, status],
+      status === 'pending'
+        ? `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+           VALUES ($1, 'st_default', $2, 'wh_a', 'order.created', now() + interval '1 hour')`
+        : `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count)
+           VALUES ($1, 'st_default', $2, 'wh_a', 'order.created', 'succeeded', 1)`,
+      [delivery, event],
     );
     await db.query(
       `INSERT INTO delivery_attempts (delivery_id, store_id, number, started_at, duration_ms, status_code) VALUES ($1, 'st_default', 1, now(), 5, 500)`,
@@ -65,7 +68,7 @@ describe('PartitionMaintenance', () => {
     expect((await maintenance.run(now + 10 * DAY_MS, 0)).created).toEqual([]);
   });
 
-  it('drops a day past retention whole, and keeps one whose delivery is pending', async () => {
+  it('drops a day past retention whole, and keeps one whose delivery is still queued', async () => {
     await maintenance.ensureDays([today - 40, today - 35, today - 3]);
     await eventOn(today - 40, 'succeeded');
     await eventOn(today - 40, 'succeeded');
@@ -78,7 +81,7 @@ describe('PartitionMaintenance', () => {
     expect(report.keptPending).toEqual([today - 35]);
     expect(report.dropped).toEqual([
       { table: 'delivery_attempts', day: today - 40, rows: 2 },
-      { table: 'deliveries', day: today - 40, rows: 2 },
+      { table: 'delivery_log', day: today - 40, rows: 2 },
       { table: 'events', day: today - 40, rows: 2 },
     ]);
     expect(await partitions(today - 40)).toEqual([]);
@@ -87,11 +90,16 @@ describe('PartitionMaintenance', () => {
     expect(events.map((e) => e.id)).toEqual([kept, recent]);
 
     // Once that delivery has ended, its day goes too.
-    await db.query(`UPDATE deliveries SET status = 'succeeded', next_attempt_at = NULL WHERE event_id = $1`, [kept]);
+    await db.query(
+      `WITH ended AS (DELETE FROM delivery_queue WHERE event_id = $1 RETURNING *)
+       INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count)
+       SELECT id, store_id, event_id, webhook_id, event_type, 'succeeded', 1 FROM ended`,
+      [kept],
+    );
     const next = await maintenance.run(now, 30);
     expect(next.dropped.map((d) => [d.table, d.day, d.rows])).toEqual([
       ['delivery_attempts', today - 35, 2],
-      ['deliveries', today - 35, 2],
+      ['delivery_log', today - 35, 2],
       ['events', today - 35, 2],
     ]);
   });
@@ -99,9 +107,9 @@ describe('PartitionMaintenance', () => {
   it('finishes a drop that stopped after detaching', async () => {
     await maintenance.ensureDays([today - 50]);
     await eventOn(today - 50, 'succeeded');
-    await db.query(`ALTER TABLE deliveries DETACH PARTITION ${partitionName('deliveries', today - 50)}`);
+    await db.query(`ALTER TABLE delivery_log DETACH PARTITION ${partitionName('delivery_log', today - 50)}`);
     const report = await maintenance.run(now, 30);
-    expect(report.dropped.map((d) => d.table)).toEqual(['delivery_attempts', 'deliveries', 'events']);
+    expect(report.dropped.map((d) => d.table)).toEqual(['delivery_attempts', 'delivery_log', 'events']);
     expect(await partitions(today - 50)).toEqual([]);
   });
 
@@ -112,7 +120,7 @@ describe('PartitionMaintenance', () => {
     const report = await maintenance.run(now - 20 * DAY_MS, 30);
     expect(report.dropped.map((d) => [d.table, d.day])).toEqual([
       ['delivery_attempts', today - 45],
-      ['deliveries', today - 45],
+      ['delivery_log', today - 45],
       ['events', today - 45],
     ]);
   });

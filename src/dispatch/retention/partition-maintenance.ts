@@ -39,7 +39,7 @@ interface Child {
 /**
  * Creates the daily partitions of the log tables ahead of time (on the caller's clock, which makes
  * the ids) and drops whole days older than retention on the database's clock (docs/operations.md).
- * A day is dropped only when none of its deliveries is pending; attempts, deliveries and events of
+ * A day is dropped only when none of its deliveries is still queued; attempts, deliveries and events of
  * the day go in that order. Each partition is detached CONCURRENTLY, so deliveries go on
  * meanwhile, then dropped. One run at a time across instances (an advisory lock); a run that stops
  * half-way is finished by the next.
@@ -126,8 +126,7 @@ export class PartitionMaintenance {
     const allDays = [...byTable.values()].flatMap((children) => children.map((child) => child.day));
     const { drop } = planPartitions(allDays, nowMs, retentionDays, 0);
     for (const day of [...new Set(drop)]) {
-      const deliveries = byTable.get('deliveries')!.find((child) => child.day === day);
-      if (deliveries && (await this.holdsPending(client, deliveries.name))) {
+      if (await this.holdsPending(client, day)) {
         report.keptPending.push(day);
         continue;
       }
@@ -139,11 +138,16 @@ export class PartitionMaintenance {
   }
 
   /**
-   * Whether a delivery of the partition is pending (through its partial due index). Nothing makes
-   * a delivery older than retention pending again (DeliveryLog), so a day found without one stays so.
+   * Whether a delivery of the day is still pending: one probe of the queue's key, whose ids carry
+   * their event's time. Nothing makes a delivery older than retention pending again (DeliveryLog),
+   * so a day found without one stays so.
    */
-  private async holdsPending(client: PoolClient, name: string): Promise<boolean> {
-    const { rows } = await client.query<{ pending: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${name} WHERE status = 'pending') AS pending`);
+  private async holdsPending(client: PoolClient, day: number): Promise<boolean> {
+    const { from, to } = dayBounds('del_', day);
+    const { rows } = await client.query<{ pending: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM delivery_queue WHERE id >= $1 AND id < $2) AS pending`,
+      [from, to],
+    );
     return rows[0].pending;
   }
 

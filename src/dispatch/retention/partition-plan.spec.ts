@@ -8,8 +8,8 @@ describe('partition plan', () => {
   it('names a partition after its UTC day and reads the day back', () => {
     expect(partitionName('events', TODAY)).toBe('events_p20261125');
     expect(dayOfPartition('events', 'events_p20261125')).toBe(TODAY);
-    expect(dayOfPartition('deliveries', 'deliveries_p_low')).toBeNull();
-    expect(dayOfPartition('deliveries', 'delivery_attempts_p20261125')).toBeNull();
+    expect(dayOfPartition('delivery_log', 'delivery_log_p_low')).toBeNull();
+    expect(dayOfPartition('delivery_log', 'delivery_attempts_p20261125')).toBeNull();
   });
 
   it('bounds a day so that every id made in it, and no other, falls inside', () => {

@@ -3,13 +3,13 @@ import { timeDigits } from '../../common/ids';
 export const DAY_MS = 86_400_000;
 
 /**
- * The tables partitioned by day, each on a time-ordered id: events on their id, deliveries on
- * theirs (which carries the event's time), attempts on their delivery's. Listed in the order their
+ * The tables partitioned by day, each on a time-ordered id: events on their id, ended deliveries
+ * on theirs (which carries the event's time), attempts on their delivery's. Listed in the order their
  * partitions of one day are dropped: the rows that point at others first.
  */
 export const PARTITIONED_TABLES = [
   { table: 'delivery_attempts', prefix: 'del_' },
-  { table: 'deliveries', prefix: 'del_' },
+  { table: 'delivery_log', prefix: 'del_' },
   { table: 'events', prefix: 'evt_' },
 ] as const;
 

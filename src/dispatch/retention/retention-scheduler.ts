@@ -44,7 +44,7 @@ export class RetentionScheduler implements OnApplicationBootstrap {
         this.logger.log(`retention dropped ${partitionName(dropped.table, dropped.day)} (${dropped.rows} rows)`);
       }
       for (const day of report.keptPending) {
-        this.logger.log(`retention kept ${partitionName('deliveries', day)}: a delivery of that day is still pending`);
+        this.logger.log(`retention kept ${partitionName('delivery_log', day)}: a delivery of that day is still queued`);
       }
       return report;
     } catch (error) {

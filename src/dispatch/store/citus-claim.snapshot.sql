@@ -1,32 +1,32 @@
 -- due-stores
-SELECT DISTINCT store_id FROM deliveries
-WHERE status = 'pending' AND next_attempt_at <= now() + make_interval(secs => $1::double precision / 1000);
+SELECT DISTINCT d.store_id FROM delivery_queue d
+WHERE d.next_attempt_at <= now() + make_interval(secs => $1::double precision / 1000) AND (d.lease_until IS NULL OR d.lease_until <= now());
 
 -- claim-one-store
 WITH locked AS (
-  SELECT 1 AS turn, d.id, d.store_id, d.webhook_id, d.event_id, d.ordered, d.next_attempt_at, d.lease_token, d.attempt_count, d.cycle_attempts
-  FROM deliveries d
-  WHERE d.store_id = $8 AND d.status = 'pending'
-    AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
+  SELECT 1 AS turn, d.id, d.store_id, d.webhook_id, d.event_id, d.ordered, d.next_attempt_at, d.lease_token, d.lease_until, d.attempt_count, d.cycle_attempts
+  FROM delivery_queue d
+  WHERE d.store_id = $8
+    AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000) AND (d.lease_until IS NULL OR d.lease_until <= now())
     AND NOT (d.webhook_id = ANY ($1::text[])) AND NOT ($8 = ANY ($9::text[]))
   ORDER BY d.store_id, d.next_attempt_at
   LIMIT least(coalesce(($10::jsonb ->> $8::text)::int, $11), $2)
   FOR UPDATE SKIP LOCKED
 ), gated AS (
   SELECT l.*, (NOT l.ordered OR NOT EXISTS (
-    SELECT 1 FROM deliveries p
-    WHERE p.store_id = $8 AND p.webhook_id = l.webhook_id AND p.status = 'pending' AND p.ordered AND p.event_id < l.event_id
+    SELECT 1 FROM delivery_queue p
+    WHERE p.store_id = $8 AND p.webhook_id = l.webhook_id AND p.ordered AND p.event_id < l.event_id
   )) AS free
   FROM locked l
 ), held AS (
-  UPDATE deliveries d SET next_attempt_at = NULL, updated_at = now()
+  UPDATE delivery_queue d SET next_attempt_at = NULL, updated_at = now()
   FROM gated g WHERE d.store_id = $8 AND d.id = g.id AND NOT g.free AND g.lease_token IS NULL
   RETURNING d.id
 ), ranked AS (
   -- Each row carries what the steps below need of it: with hash joins off on these
   -- connections (dispatch-pool.ts), joining two of these lists again compares every row with
   -- every row; the free slots of endpoints are one JSON object, looked up by key.
-  SELECT id, store_id, webhook_id, lease_token, next_attempt_at, attempt_count, cycle_attempts,
+  SELECT id, store_id, webhook_id, lease_token, lease_until, next_attempt_at, attempt_count, cycle_attempts,
     row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn,
     coalesce(($3::jsonb ->> webhook_id)::int, $4) AS slots
   FROM gated WHERE free
@@ -67,7 +67,7 @@ WITH locked AS (
   SELECT * FROM placed WHERE go
 ), deferred AS (
   -- Only the rows put off are looked up (none when no endpoint is limited), each by its key.
-  UPDATE deliveries d SET next_attempt_at = p.put_off_to, updated_at = now()
+  UPDATE delivery_queue d SET next_attempt_at = p.put_off_to, updated_at = now()
   FROM placed p
   WHERE d.store_id = $8 AND d.id = p.id AND p.put_off AND p.lease_token IS NULL
   RETURNING d.next_attempt_at
@@ -75,15 +75,16 @@ WITH locked AS (
   INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
   SELECT c.id, $8, c.attempt_count,
     CASE WHEN c.cycle_attempts = 1 AND c.attempt_count > 1 THEN 'manual' ELSE 'scheduled' END,
-    c.next_attempt_at - make_interval(secs => $5::double precision / 1000), 0, NULL, $12::text, NULL
+    c.lease_until - make_interval(secs => $5::double precision / 1000), 0, NULL, $12::text, NULL
   FROM chosen c
   WHERE c.lease_token IS NOT NULL AND c.attempt_count > 0
   ON CONFLICT DO NOTHING
 ), claimed AS (
-  -- Only the chosen rows, each found by its key in the partition of its id; the event and the
-  -- endpoint are looked up below, one row each, so that the plan cannot start from them.
-  UPDATE deliveries d
-  SET next_attempt_at = now() + make_interval(secs => $5::double precision / 1000), lease_token = $6,
+  -- Only the chosen rows, each found by its key; the event and the endpoint are looked up
+  -- below, one row each, so that the plan cannot start from them. No column an index of the
+  -- queue holds is written, so the update is HOT: no index entry, the old version pruned in place.
+  UPDATE delivery_queue d
+  SET lease_until = now() + make_interval(secs => $5::double precision / 1000), lease_token = $6,
       attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
   FROM chosen c
   WHERE d.store_id = $8 AND d.id = c.id

@@ -1,5 +1,5 @@
 import { statement } from '../../database/sql';
-import { claimSteps, ONE_STORE } from './delivery.sql';
+import { claimSteps, LOCKED_COLUMNS, ONE_STORE, UNLEASED } from './delivery.sql';
 
 /**
  * The stores with due work on a Citus cluster, one answer from every shard. The walk of the claim
@@ -9,8 +9,8 @@ import { claimSteps, ONE_STORE } from './delivery.sql';
 export const DUE_STORES = statement(
   'due-stores',
   `
-  SELECT DISTINCT store_id FROM deliveries
-  WHERE status = 'pending' AND next_attempt_at <= now() + make_interval(secs => $1::double precision / 1000)`,
+  SELECT DISTINCT d.store_id FROM delivery_queue d
+  WHERE d.next_attempt_at <= now() + make_interval(secs => $1::double precision / 1000) AND ${UNLEASED('d')}`,
 );
 
 /**
@@ -26,10 +26,10 @@ export const CLAIM_ONE_STORE = statement(
   'claim-one-store',
   `
   WITH locked AS (
-    SELECT 1 AS turn, d.id, d.store_id, d.webhook_id, d.event_id, d.ordered, d.next_attempt_at, d.lease_token, d.attempt_count, d.cycle_attempts
-    FROM deliveries d
-    WHERE d.store_id = $8 AND d.status = 'pending'
-      AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
+    SELECT 1 AS turn, ${LOCKED_COLUMNS}
+    FROM delivery_queue d
+    WHERE d.store_id = $8
+      AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000) AND ${UNLEASED('d')}
       AND NOT (d.webhook_id = ANY ($1::text[])) AND NOT ($8 = ANY ($9::text[]))
     ORDER BY d.store_id, d.next_attempt_at
     LIMIT least(coalesce(($10::jsonb ->> $8::text)::int, $11), $2)

@@ -1,19 +1,19 @@
 import { statement } from '../../database/sql';
+import { logEnded, UNLEASED } from './delivery.sql';
 import { sqlIdFloor } from './sql-id-floor';
 
 /** At most `$2` pending deliveries `$1` ms old or older, and not in flight (see below). */
-const OLD_PENDING = `SELECT id, store_id FROM deliveries
-    WHERE status = 'pending'
-      AND id < ${sqlIdFloor('del', 'now() - make_interval(secs => $1::double precision / 1000)')}
+const OLD_PENDING = `SELECT id, store_id FROM delivery_queue d
+    WHERE d.id < ${sqlIdFloor('del', 'now() - make_interval(secs => $1::double precision / 1000)')}
       AND created_at <= now() - make_interval(secs => $1::double precision / 1000)
       AND (restarted_at IS NULL OR restarted_at <= now() - make_interval(secs => $1::double precision / 1000))
-      AND (lease_token IS NULL OR next_attempt_at <= now())
+      AND ${UNLEASED('d')}
     LIMIT $2`;
 
 /**
  * The pending deliveries older than `$1` ms, at most `$2`, ended `failed` with `$3` as their last
- * error. Old means on the database's clock: the event's time (the id, which also lets PostgreSQL
- * skip every day partition younger than the age) and the delivery's own `created_at` (a replay
+ * error and moved from the queue to the log. Old means on the database's clock: the event's time
+ * (the id, which bounds the read of the queue's key) and the delivery's own `created_at` (a replay
  * creates it later) and `restarted_at` (a person's retry) all that far back. Waiting ones are
  * included whatever holds them: a retry not yet due, an ordered delivery held behind an earlier
  * one (`next_attempt_at` NULL), one a rate limit put off. One in flight is left to finish its
@@ -27,11 +27,10 @@ export const EXPIRE_DELIVERIES = statement(
     ${OLD_PENDING}
     FOR UPDATE SKIP LOCKED
   ), ended AS (
-    UPDATE deliveries d
-    SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $3, updated_at = now()
-    FROM expired x
-    WHERE d.id = x.id AND d.store_id = x.store_id
-    RETURNING 1
+    DELETE FROM delivery_queue d USING expired x WHERE d.id = x.id AND d.store_id = x.store_id
+    RETURNING d.*
+  ), logged AS (
+    ${logEnded('ended', "'failed'", '$3')}
   )
   SELECT count(*)::int AS ended FROM ended`,
 );
@@ -47,11 +46,11 @@ export const EXPIRE_DELIVERIES_ON_CLUSTER = statement(
   WITH expired AS (
     ${OLD_PENDING}
   ), ended AS (
-    UPDATE deliveries d
-    SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $3, updated_at = now()
-    FROM expired x
-    WHERE d.id = x.id AND d.store_id = x.store_id AND d.status = 'pending' AND (d.lease_token IS NULL OR d.next_attempt_at <= now())
-    RETURNING 1
+    DELETE FROM delivery_queue d USING expired x
+    WHERE d.id = x.id AND d.store_id = x.store_id AND ${UNLEASED('d')}
+    RETURNING d.*
+  ), logged AS (
+    ${logEnded('ended', "'failed'", '$3')}
   )
   SELECT count(*)::int AS ended FROM ended`,
 );

@@ -39,14 +39,22 @@ describe('DeliveryLog', () => {
       [id('del_3'), 'st_default', id('evt_1'), 'pending'],
       [id('del_4'), 'st_other', id('evt_2'), 'failed'],
     ];
-    for (const [id, store, event, status] of rows) {
-      await db.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status, next_attempt_at)
-         VALUES ($1, $2, $3, $4, 'order.created', $5, CASE WHEN $5 = 'pending' THEN now() + interval '1 hour' END)`,
-        [id, store, event, `wh_${store}`, status],
-      );
-    }
+    for (const [id, store, event, status] of rows) await place(id, store, event, status);
   });
+
+  /** Puts a delivery in the queue (pending, due in an hour) or in the log (ended), wherever it was. */
+  async function place(deliveryId: string, store: string, event: string, status: string): Promise<void> {
+    await db.query(`DELETE FROM delivery_queue WHERE id = $1`, [deliveryId]);
+    await db.query(`DELETE FROM delivery_log WHERE id = $1`, [deliveryId]);
+    await db.query(
+      status === 'pending'
+        ? `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+           VALUES ($1, $2, $3, $4, 'order.created', now() + interval '1 hour')`
+        : `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count)
+           VALUES ($1, $2, $3, $4, 'order.created', '${status}', 0)`,
+      [deliveryId, store, event, `wh_${store}`],
+    );
+  }
 
   afterAll(async () => {
     await dataSource.destroy();
@@ -90,9 +98,7 @@ describe('DeliveryLog', () => {
       expect(await log.restart('st_default', id('del_2'))).toMatchObject({ status: 'pending', lastDurationMs: 35 });
     } finally {
       await db.query(`DELETE FROM delivery_attempts WHERE delivery_id = $1`, [id('del_2')]);
-      await db.query(`UPDATE deliveries SET status = 'succeeded', next_attempt_at = NULL, restarted_at = NULL WHERE id = $1`, [
-        id('del_2'),
-      ]);
+      await place(id('del_2'), 'st_default', id('evt_1'), 'succeeded');
     }
   });
 
@@ -107,27 +113,27 @@ describe('DeliveryLog', () => {
 
   it('leaves a delivery that has had MAX_ATTEMPTS_PER_DELIVERY attempts as it is', async () => {
     const capped = new DeliveryLog(dataSource, { ...CONFIG, maxAttemptsPerDelivery: 5 } as AppConfig);
-    await db.query(`UPDATE deliveries SET status = 'failed', attempt_count = 5 WHERE id = $1`, [id('del_4')]);
+    await db.query(`UPDATE delivery_log SET attempt_count = 5 WHERE id = $1`, [id('del_4')]);
     try {
       expect(await capped.stateInStore('st_other', id('del_4'))).toMatchObject({ status: 'failed', attemptCount: 5 });
       expect(await capped.restart('st_other', id('del_4'))).toBeNull();
       expect(await capped.restartFailed('st_other', 'wh_st_other')).toEqual({ queued: 0, next: null });
-      await db.query(`UPDATE deliveries SET attempt_count = 4 WHERE id = $1`, [id('del_4')]);
+      await db.query(`UPDATE delivery_log SET attempt_count = 4 WHERE id = $1`, [id('del_4')]);
       expect(await capped.restartFailed('st_other', 'wh_st_other')).toEqual({ queued: 1, next: null });
     } finally {
-      await db.query(`UPDATE deliveries SET status = 'failed', attempt_count = 0, next_attempt_at = NULL WHERE id = $1`, [id('del_4')]);
+      await place(id('del_4'), 'st_other', id('evt_2'), 'failed');
     }
   });
 
   it('neither retries nor finds for a retry a delivery older than retention', async () => {
     const old = `del_${timeDigits(Date.now() - 31 * 86_400_000)}0000000000000009`;
     await db.query(
-      `CREATE TABLE deliveries_old PARTITION OF deliveries FOR VALUES FROM ($1) TO ($2)`
+      `CREATE TABLE delivery_log_old PARTITION OF delivery_log FOR VALUES FROM ($1) TO ($2)`
         .replace('$1', `'${old}'`)
         .replace('$2', `'${old}~'`),
     );
     await db.query(
-      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, 'wh_st_default', 'order.created', 'failed')`,
+      `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, 'wh_st_default', 'order.created', 'failed')`,
       [old, id('evt_1')],
     );
     expect(await log.stateInStore('st_default', old)).toBeNull();
@@ -186,7 +192,7 @@ describe('DeliveryLog', () => {
       await event('st_default', 'webhook.disabled', now - HOUR, { webhookId });
       const delivered = await event('st_default', 'order.created', now - HOUR);
       await db.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, $3, 'order.created', 'failed')`,
+        `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, $3, 'order.created', 'failed')`,
         // Like every delivery, its id carries its event's time, so it lies in the event's day.
         [newIdAtTimeOf('del', delivered), delivered, webhookId],
       );
@@ -252,7 +258,7 @@ describe('DeliveryLog', () => {
         const eventId = await event('st_default', 'order.shipped', now - 3 * HOUR + offset);
         const deliveryId = newIdAtTimeOf('del', eventId);
         await db.query(
-          `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, $3, 'order.shipped', 'failed')`,
+          `INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status) VALUES ($1, 'st_default', $2, $3, 'order.shipped', 'failed')`,
           [deliveryId, eventId, webhookId],
         );
         failed.push(deliveryId);

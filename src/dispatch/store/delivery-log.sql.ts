@@ -3,21 +3,36 @@ import { deliveriesOfEvent } from './event-deliveries';
 import { sqlRetentionFloor } from './sql-id-floor';
 import { passesFilter } from '../../webhooks/content-filter';
 
-/**
- * A delivery as the API shows it. Its last attempt's duration is read from that attempt: one
- * lookup by key, in the one partition of the delivery's day, for each row returned (after LIMIT),
- * so a page costs a few index reads more and the worker's writes stay as they are.
- */
-const DELIVERY_COLUMNS = `d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
+/** A delivery as the API shows it, with `lastDurationMs` the SQL of its last attempt's duration. */
+function deliveryColumns(lastDurationMs: string): string {
+  return `d.id, d.store_id AS "storeId", d.event_id AS "eventId", d.webhook_id AS "webhookId",
   d.event_type AS "eventType", d.status, d.attempt_count AS "attemptCount", d.next_attempt_at AS "nextAttemptAt",
   (d.lease_token IS NOT NULL) AS leased, d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
-  (SELECT a.duration_ms FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.store_id = d.store_id
-   ORDER BY a.number DESC LIMIT 1) AS "lastDurationMs",
-  d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
+  ${lastDurationMs} AS "lastDurationMs", d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
+}
 
-/** A new cycle, due now; `restarted_at` starts the delivery's age afresh (DeliveryExpiry). */
-const RESTART_SET = `status = 'pending', cycle_attempts = 0, next_attempt_at = now(), lease_token = NULL, restarted_at = now(),
-  updated_at = now()`;
+/**
+ * The last attempt's duration is read from that attempt: one lookup by key, in the one partition
+ * of the delivery's day, for each row returned (after LIMIT), so a page costs a few index reads
+ * more and the worker's writes stay as they are.
+ */
+const DELIVERY_COLUMNS = deliveryColumns(`(SELECT a.duration_ms FROM delivery_attempts a
+  WHERE a.delivery_id = d.id AND a.store_id = d.store_id ORDER BY a.number DESC LIMIT 1)`);
+
+/**
+ * A new cycle for the ended deliveries `moved` (a CTE answering their log rows whole, deleted):
+ * back in the queue, due now, as `queued`. `restarted_at` starts the delivery's age afresh
+ * (DeliveryExpiry). The log is written once per cycle: a person's retry is the one time a row
+ * leaves it.
+ */
+const requeue = (moved: string): string => `queued AS (
+    INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, ordered, next_attempt_at, attempt_count, cycle_attempts,
+      last_status_code, last_error, created_at, restarted_at, updated_at)
+    SELECT id, store_id, event_id, webhook_id, event_type, ordered, now(), attempt_count, 0, last_status_code, last_error, created_at,
+      now(), now()
+    FROM ${moved}
+    RETURNING *
+  )`;
 
 /** $1 id, $2 store: one delivery with its event's body. */
 export const FIND_DELIVERY = statement(
@@ -69,10 +84,16 @@ export const EVENT_DELIVERIES = statement(
 export const RESTART_DELIVERY = statement(
   'restart-delivery',
   `
-  UPDATE deliveries d SET ${RESTART_SET}
-  WHERE d.id = $1 AND d.store_id = $2 AND d.status <> 'pending' AND d.id >= ${sqlRetentionFloor('del', '$3')}
-    AND d.attempt_count < $4
-  RETURNING ${DELIVERY_COLUMNS}`,
+  WITH moved AS (
+    DELETE FROM delivery_log d
+    WHERE d.id = $1 AND d.store_id = $2 AND d.id >= ${sqlRetentionFloor('del', '$3')} AND d.attempt_count < $4
+    RETURNING d.*
+  ), ${requeue('moved')}
+  -- The last attempt joined by the parameters, not looked up per row: Citus runs no correlated
+  -- subquery over a CTE's rows.
+  SELECT ${deliveryColumns('a.duration_ms')}
+  FROM (SELECT q.*, 'pending'::text AS status FROM queued q) d
+  LEFT JOIN (SELECT duration_ms FROM delivery_attempts WHERE delivery_id = $1 AND store_id = $2 ORDER BY number DESC LIMIT 1) a ON true`,
 );
 
 /**
@@ -82,7 +103,7 @@ export const RESTART_DELIVERY = statement(
 export const FAILED_CANDIDATES = statement(
   'failed-candidates',
   `
-  SELECT id FROM deliveries
+  SELECT id FROM delivery_log
   WHERE store_id = $1 AND webhook_id = $2 AND status = 'failed' AND id >= $3 AND id >= ${sqlRetentionFloor('del', '$5')}
     AND attempt_count < $6
   ORDER BY id LIMIT $4`,
@@ -92,9 +113,12 @@ export const FAILED_CANDIDATES = statement(
 export const RESTART_FAILED = statement(
   'restart-failed',
   `
-  UPDATE deliveries SET ${RESTART_SET}
-  WHERE id = ANY ($1::text[]) AND store_id = $2 AND status = 'failed' AND id >= $3 AND id <= $4
-  RETURNING id`,
+  WITH moved AS (
+    DELETE FROM delivery_log
+    WHERE id = ANY ($1::text[]) AND store_id = $2 AND status = 'failed' AND id >= $3 AND id <= $4
+    RETURNING *
+  ), ${requeue('moved')}
+  SELECT id FROM queued`,
 );
 
 /**
@@ -129,7 +153,7 @@ export const REPLAY = statement(
   'replay',
   `
   WITH replayed AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+    INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || substr(e.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), e.store_id, e.id, w.id, e.type, now(),
       w.ordered
     FROM webhooks w JOIN events e ON e.store_id = w.store_id

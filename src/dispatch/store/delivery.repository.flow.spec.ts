@@ -53,7 +53,7 @@ describe('DeliveryRepository flow control', () => {
   });
 
   beforeEach(async () => {
-    await db.query('DELETE FROM deliveries');
+    await db.query('DELETE FROM delivery_queue; DELETE FROM delivery_log');
     await db.query('DELETE FROM endpoint_rate_windows');
   });
 
@@ -62,7 +62,7 @@ describe('DeliveryRepository flow control', () => {
     const n = `${TODAY}${String(++sequence).padStart(16, '0')}`;
     await db.query(`INSERT INTO events (id, store_id, type, body) VALUES ($1, 'st_default', 'order.created', '{}')`, [`evt_${n}`]);
     await db.query(
-      `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+      `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
        VALUES ($1, 'st_default', $2, $3, 'order.created', now() - interval '1 second', $4)`,
       [`del_${n}`, `evt_${n}`, webhookId, ordered],
     );
@@ -158,7 +158,12 @@ describe('DeliveryRepository flow control', () => {
       const [, second] = [await due('wh_ordered', true), await due('wh_ordered', true)];
       await claim();
       // As if the first had ended while a claim held the second on an older view.
-      await db.query(`UPDATE deliveries SET status = 'succeeded', lease_token = NULL WHERE ordered AND id <> $1`, [second]);
+      await db.query(
+        `WITH ended AS (DELETE FROM delivery_queue WHERE ordered AND id <> $1 RETURNING *)
+         INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, ordered)
+         SELECT id, store_id, event_id, webhook_id, event_type, 'succeeded', attempt_count, ordered FROM ended`,
+        [second],
+      );
       expect(await nextAttemptAt(second)).toBeNull();
       expect(await workers[0].releaseStalledOrdered()).toBe(1);
       expect((await claim()).map((d) => d.id)).toEqual([second]);

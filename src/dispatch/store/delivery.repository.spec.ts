@@ -53,14 +53,14 @@ describe('DeliveryRepository', () => {
     await db.drop();
   });
 
-  beforeEach(() => db.query('DELETE FROM deliveries'));
+  beforeEach(() => db.query('DELETE FROM delivery_queue; DELETE FROM delivery_log'));
 
   async function due(webhookId: string, count = 1): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
       const id = `del_${TODAY}${String(++sequence).padStart(16, '0')}`;
       await db.query(
-        `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+        `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
          VALUES ($1, 'st_default', $4, $2, 'order.created', now() - make_interval(secs => $3))`,
         [id, webhookId, 100 - sequence / 1000, EVENT],
       );
@@ -81,6 +81,71 @@ describe('DeliveryRepository', () => {
       }
     } finally {
       await db.query(`UPDATE events SET traceparent = NULL WHERE id = $1`, [EVENT]);
+    }
+  });
+
+  it('leases without a new index entry (a HOT update) and moves a delivery to the log once, when it ends', async () => {
+    const [retried, ended] = await due('wh_a', 2);
+    // One connection, whose own counts of row writes (not yet sent to the statistics) can be read.
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const onClient = new DeliveryRepository({ query: (config: never) => client.query(config) } as unknown as Pool);
+      type Writes = { updated: number; hot: number; inserted: number; deleted: number };
+      const counts = async (table: string): Promise<Writes> =>
+        (
+          await client.query<Writes>(
+            `SELECT sum(pg_stat_get_xact_tuples_updated(relid))::int AS updated, sum(pg_stat_get_xact_tuples_hot_updated(relid))::int AS hot,
+               sum(pg_stat_get_xact_tuples_inserted(relid))::int AS inserted, sum(pg_stat_get_xact_tuples_deleted(relid))::int AS deleted
+             FROM (SELECT $1::regclass AS relid UNION SELECT relid FROM pg_partition_tree($1::regclass) WHERE isleaf) t`,
+            [table],
+          )
+        ).rows[0];
+      // Counted from here: the connection's counts may hold its earlier transactions' too.
+      const start = { delivery_queue: await counts('delivery_queue'), delivery_log: await counts('delivery_log') };
+      const writes = async (table: keyof typeof start): Promise<Writes> => {
+        const now = await counts(table);
+        const from = start[table];
+        return {
+          updated: now.updated - from.updated,
+          hot: now.hot - from.hot,
+          inserted: now.inserted - from.inserted,
+          deleted: now.deleted - from.deleted,
+        };
+      };
+
+      expect((await onClient.claimDue(2, 10_000, 'hot', NO_LIMITS)).deliveries).toHaveLength(2);
+      expect(await writes('delivery_queue')).toEqual({ updated: 2, hot: 2, inserted: 0, deleted: 0 });
+
+      const outcome = (id: string, status: 'pending' | 'succeeded'): AttemptOutcome => ({
+        deliveryId: id,
+        leaseToken: 'hot',
+        attempt: {
+          number: 1,
+          trigger: 'scheduled',
+          startedAt: new Date(),
+          durationMs: 5,
+          statusCode: 200,
+          error: null,
+          responseBody: null,
+        },
+        status,
+        retryDelayMs: 60_000,
+        decidedAt: Date.now(),
+        lastStatusCode: status === 'pending' ? 500 : 200,
+        lastError: null,
+      });
+      await onClient.recordOutcomes([outcome(retried, 'pending'), outcome(ended, 'succeeded')]);
+      expect(await writes('delivery_queue')).toEqual({ updated: 3, hot: 2, inserted: 0, deleted: 1 });
+      expect(await writes('delivery_log')).toEqual({ updated: 0, hot: 0, inserted: 1, deleted: 0 });
+      const rows = await client.query(`SELECT id, status, last_status_code AS code FROM deliveries ORDER BY id`);
+      expect(rows.rows).toEqual([
+        { id: retried, status: 'pending', code: 500 },
+        { id: ended, status: 'succeeded', code: 200 },
+      ]);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
     }
   });
 
@@ -209,7 +274,7 @@ describe('DeliveryRepository', () => {
   it('ends the waiting deliveries of an endpoint made inactive, in the caller’s transaction, and leaves claimed ones to their worker', async () => {
     const [waiting, claimed] = await due('wh_a', 2);
     const [other] = await due('wh_b');
-    await db.query(`UPDATE deliveries SET lease_token = 'busy' WHERE id = $1`, [claimed]);
+    await db.query(`UPDATE delivery_queue SET lease_token = 'busy', lease_until = now() + interval '1 hour' WHERE id = $1`, [claimed]);
 
     await dataSource
       .transaction(async (manager) => {
@@ -358,7 +423,7 @@ describe('DeliveryRepository', () => {
       for (let i = 0; i < count; i++) {
         const id = `del_${TODAY}${String(++sequence).padStart(16, '0')}`;
         await db.query(
-          `INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
+          `INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at)
            VALUES ($1, $2, $3, $4, 'order.created', now() - make_interval(secs => $5))`,
           [id, store, EVENT, `wh_${store}`, agoSeconds],
         );

@@ -17,6 +17,7 @@ import {
   CREATE_LEASED,
   FAIL_WAITING,
   NEXT_DUE,
+  NEXT_DUE_ON_CLUSTER,
   RECORD,
   RECORD_ON_CLUSTER,
   RECORD_WITH_HEALTH,
@@ -491,10 +492,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
 
   /**
    * When the next pending delivery that no worker holds is due, if any. A lease that runs out (its
-   * worker died) is left to the one-second sweep: the index read here holds no leased delivery.
+   * worker died) is left to the one-second sweep.
    */
   async nextDueAt(): Promise<Date | null> {
-    const [row] = await this.sql.rows<{ at: Date | null }>(NEXT_DUE);
+    const [row] = await this.sql.rows<{ at: Date | null }>(this.engine.citus ? NEXT_DUE_ON_CLUSTER : NEXT_DUE);
     return row?.at ?? null;
   }
 }

@@ -7,9 +7,10 @@ WITH RECURSIVE walk(store_id, n, wrapped) AS (
   SELECT nx.store_id, w.n + 1, w.wrapped OR nx.store_id IS NULL
   FROM walk w CROSS JOIN LATERAL (
     -- OFFSET 0: looked up once per step, not once for each place nx.store_id is read.
-    SELECT (SELECT d.store_id FROM deliveries d
-            WHERE d.status = 'pending' AND d.store_id > coalesce(w.store_id, '')
+    SELECT (SELECT d.store_id FROM delivery_queue d
+            WHERE d.store_id > coalesce(w.store_id, '')
               AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
+              AND (d.lease_until IS NULL OR d.lease_until <= now())
             ORDER BY d.store_id LIMIT 1) AS store_id
     OFFSET 0
   ) nx
@@ -22,33 +23,32 @@ WITH RECURSIVE walk(store_id, n, wrapped) AS (
   WHERE w.store_id IS NOT NULL AND w.n > 0 AND NOT (w.store_id = ANY ($10::text[]))
 ), locked AS (
   SELECT t.n AS turn, l.* FROM turns t CROSS JOIN LATERAL (
-    SELECT d.id, d.store_id, d.webhook_id, d.event_id, d.ordered, d.next_attempt_at, d.lease_token, d.attempt_count, d.cycle_attempts
-    FROM deliveries d
-    WHERE d.store_id = t.store_id AND d.status = 'pending'
+    SELECT d.id, d.store_id, d.webhook_id, d.event_id, d.ordered, d.next_attempt_at, d.lease_token, d.lease_until, d.attempt_count, d.cycle_attempts
+    FROM delivery_queue d
+    WHERE d.store_id = t.store_id
       AND d.next_attempt_at <= now() + make_interval(secs => $7::double precision / 1000)
-      AND NOT (d.webhook_id = ANY ($1::text[]))
-    -- In the order of the per-store index, which the due index of all stores cannot give:
-    -- with the statistics of today's partition behind, a generic plan otherwise read
-    -- that partition's due index, every store's rows, for each store.
+      AND (d.lease_until IS NULL OR d.lease_until <= now()) AND NOT (d.webhook_id = ANY ($1::text[]))
+    -- In the order of the per-store index, which the due index of all stores cannot give: a
+    -- generic plan otherwise could read that index, every store's rows, for each store.
     ORDER BY d.store_id, d.next_attempt_at
     LIMIT least(t.available, t.share)
     FOR UPDATE SKIP LOCKED
   ) l
 ), gated AS (
   SELECT l.*, (NOT l.ordered OR NOT EXISTS (
-    SELECT 1 FROM deliveries p
-    WHERE p.webhook_id = l.webhook_id AND p.status = 'pending' AND p.ordered AND p.event_id < l.event_id
+    SELECT 1 FROM delivery_queue p
+    WHERE p.webhook_id = l.webhook_id AND p.ordered AND p.event_id < l.event_id
   )) AS free
   FROM locked l
 ), held AS (
-  UPDATE deliveries d SET next_attempt_at = NULL, updated_at = now()
+  UPDATE delivery_queue d SET next_attempt_at = NULL, updated_at = now()
   FROM gated g WHERE d.id = g.id AND NOT g.free AND g.lease_token IS NULL
   RETURNING d.id
 ), ranked AS (
   -- Each row carries what the steps below need of it: with hash joins off on these
   -- connections (dispatch-pool.ts), joining two of these lists again compares every row with
   -- every row; the free slots of endpoints are one JSON object, looked up by key.
-  SELECT id, store_id, webhook_id, lease_token, next_attempt_at, attempt_count, cycle_attempts,
+  SELECT id, store_id, webhook_id, lease_token, lease_until, next_attempt_at, attempt_count, cycle_attempts,
     row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, event_id) AS rn,
     coalesce(($3::jsonb ->> webhook_id)::int, $4) AS slots
   FROM gated WHERE free
@@ -89,7 +89,7 @@ WITH RECURSIVE walk(store_id, n, wrapped) AS (
   SELECT * FROM placed WHERE go
 ), deferred AS (
   -- Only the rows put off are looked up (none when no endpoint is limited), each by its key.
-  UPDATE deliveries d SET next_attempt_at = p.put_off_to, updated_at = now()
+  UPDATE delivery_queue d SET next_attempt_at = p.put_off_to, updated_at = now()
   FROM placed p
   WHERE d.id = p.id AND p.put_off AND p.lease_token IS NULL
   RETURNING d.next_attempt_at
@@ -97,15 +97,16 @@ WITH RECURSIVE walk(store_id, n, wrapped) AS (
   INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
   SELECT c.id, c.store_id, c.attempt_count,
     CASE WHEN c.cycle_attempts = 1 AND c.attempt_count > 1 THEN 'manual' ELSE 'scheduled' END,
-    c.next_attempt_at - make_interval(secs => $5::double precision / 1000), 0, NULL, $13, NULL
+    c.lease_until - make_interval(secs => $5::double precision / 1000), 0, NULL, $13, NULL
   FROM chosen c
   WHERE c.lease_token IS NOT NULL AND c.attempt_count > 0
   ON CONFLICT DO NOTHING
 ), claimed AS (
-  -- Only the chosen rows, each found by its key in the partition of its id; the event and the
-  -- endpoint are looked up below, one row each, so that the plan cannot start from them.
-  UPDATE deliveries d
-  SET next_attempt_at = now() + make_interval(secs => $5::double precision / 1000), lease_token = $6,
+  -- Only the chosen rows, each found by its key; the event and the endpoint are looked up
+  -- below, one row each, so that the plan cannot start from them. No column an index of the
+  -- queue holds is written, so the update is HOT: no index entry, the old version pruned in place.
+  UPDATE delivery_queue d
+  SET lease_until = now() + make_interval(secs => $5::double precision / 1000), lease_token = $6,
       attempt_count = d.attempt_count + 1, cycle_attempts = d.cycle_attempts + 1, updated_at = now()
   FROM chosen c
   WHERE d.id = c.id
@@ -152,7 +153,7 @@ WITH u AS (
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u CROSS JOIN LATERAL (SELECT d.store_id FROM deliveries d WHERE d.id = u.id) AS p
+    FROM u CROSS JOIN LATERAL (SELECT d.store_id FROM delivery_queue d WHERE d.id = u.id) AS p
     WHERE u.record_attempt
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
@@ -160,30 +161,42 @@ WITH u AS (
       duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
       response_body = excluded.response_body
     WHERE delivery_attempts.error = $3
-  ), updated AS (
-    UPDATE deliveries d
-    SET status = u.status,
-        next_attempt_at = CASE WHEN u.status = 'pending'
-          THEN now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000) ELSE NULL END,
-        lease_token = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
+  ), retried AS (
+    -- A retry stays in the queue, due again later.
+    UPDATE delivery_queue d
+    SET next_attempt_at = now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000),
+        lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token
-    RETURNING d.id, d.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.store_id, u.stamp
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.store_id, u.stamp
+  ), ended AS (
+    -- A delivery that ended leaves the queue for the log, written once.
+    DELETE FROM delivery_queue d
+    USING u
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
+      d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
+      d.created_at AS log_created, d.restarted_at AS log_restarted, d.store_id, u.stamp
+  ), logged AS (
+    INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_status_code, last_error, created_at, updated_at, ordered, restarted_at)
+    SELECT id, log_store, log_event, endpoint, log_type, status, log_attempts, log_code, log_error, log_created, now(), ordered, log_restarted
+    FROM ended
+  ), updated AS (
+    SELECT id, status, next_attempt_at, ordered, endpoint, store_id, stamp FROM retried
+    UNION ALL
+    SELECT id, status, NULL::timestamptz, ordered, endpoint, store_id, stamp FROM ended
   ), released AS (
     -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
     -- filtered on being held: a claim holding it right now is waited for, then overridden.
-    -- The rows are looked up by their ids, worked out first; the status is checked in SET, on the
-    -- row as it is once locked. A status in WHERE let the planner, whose statistics of a filling
-    -- partition count few pending rows, read every pending delivery for each batch instead.
-    UPDATE deliveries n
-    SET next_attempt_at = CASE WHEN n.status = 'pending' THEN coalesce(n.next_attempt_at, now()) ELSE n.next_attempt_at END,
-      updated_at = now()
+    -- The rows are looked up by their ids, worked out first.
+    UPDATE delivery_queue n
+    SET next_attempt_at = coalesce(n.next_attempt_at, now()), updated_at = now()
 
     WHERE n.id = ANY (ARRAY(
       SELECT next.id FROM (SELECT DISTINCT endpoint FROM updated WHERE ordered AND status <> 'pending') ended
       CROSS JOIN LATERAL (
-        SELECT p.id FROM deliveries p
-        WHERE p.webhook_id = ended.endpoint AND p.status = 'pending' AND p.ordered AND NOT (p.id = ANY ($2::text[]))
+        SELECT p.id FROM delivery_queue p
+        WHERE p.webhook_id = ended.endpoint AND p.ordered AND NOT (p.id = ANY ($2::text[]))
         ORDER BY p.event_id LIMIT 1
       ) next
     ))
@@ -205,7 +218,7 @@ WITH u AS (
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u JOIN deliveries p ON p.id = u.id
+    FROM u JOIN delivery_queue p ON p.id = u.id
     WHERE u.record_attempt
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
@@ -213,30 +226,42 @@ WITH u AS (
       duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
       response_body = excluded.response_body
     WHERE delivery_attempts.error = $3
-  ), updated AS (
-    UPDATE deliveries d
-    SET status = u.status,
-        next_attempt_at = CASE WHEN u.status = 'pending'
-          THEN u.due ELSE NULL END,
-        lease_token = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
+  ), retried AS (
+    -- A retry stays in the queue, due again later.
+    UPDATE delivery_queue d
+    SET next_attempt_at = u.due,
+        lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token
-    RETURNING d.id, d.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.store_id, u.stamp
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.store_id, u.stamp
+  ), ended AS (
+    -- A delivery that ended leaves the queue for the log, written once.
+    DELETE FROM delivery_queue d
+    USING u
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
+      d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
+      d.created_at AS log_created, d.restarted_at AS log_restarted, d.store_id, u.stamp
+  ), logged AS (
+    INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_status_code, last_error, created_at, updated_at, ordered, restarted_at)
+    SELECT id, log_store, log_event, endpoint, log_type, status, log_attempts, log_code, log_error, log_created, now(), ordered, log_restarted
+    FROM ended
+  ), updated AS (
+    SELECT id, status, next_attempt_at, ordered, endpoint, store_id, stamp FROM retried
+    UNION ALL
+    SELECT id, status, NULL::timestamptz, ordered, endpoint, store_id, stamp FROM ended
   ), released AS (
     -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
     -- filtered on being held: a claim holding it right now is waited for, then overridden.
-    -- The rows are looked up by their ids, worked out first; the status is checked in SET, on the
-    -- row as it is once locked. A status in WHERE let the planner, whose statistics of a filling
-    -- partition count few pending rows, read every pending delivery for each batch instead.
-    UPDATE deliveries n
-    SET next_attempt_at = CASE WHEN n.status = 'pending' THEN coalesce(n.next_attempt_at, c.at) ELSE n.next_attempt_at END,
-      updated_at = now()
+    -- The rows are looked up by their ids, worked out first.
+    UPDATE delivery_queue n
+    SET next_attempt_at = coalesce(n.next_attempt_at, c.at), updated_at = now()
     FROM (SELECT now() AS at) c
     WHERE n.id = ANY (ARRAY(
-      SELECT DISTINCT ON (p.store_id, p.webhook_id) p.id FROM deliveries p
+      SELECT DISTINCT ON (p.store_id, p.webhook_id) p.id FROM delivery_queue p
       JOIN (SELECT DISTINCT endpoint, store_id FROM updated WHERE ordered AND status <> 'pending') ended
         ON p.store_id = ended.store_id AND p.webhook_id = ended.endpoint
-      WHERE p.status = 'pending' AND p.ordered AND NOT (p.id = ANY ($2::text[]))
+      WHERE p.ordered AND NOT (p.id = ANY ($2::text[]))
       ORDER BY p.store_id, p.webhook_id, p.event_id
     ))
     RETURNING n.id
@@ -257,7 +282,7 @@ WITH u AS (
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u CROSS JOIN LATERAL (SELECT d.store_id FROM deliveries d WHERE d.id = u.id) AS p
+    FROM u CROSS JOIN LATERAL (SELECT d.store_id FROM delivery_queue d WHERE d.id = u.id) AS p
     WHERE u.record_attempt
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
@@ -265,30 +290,42 @@ WITH u AS (
       duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
       response_body = excluded.response_body
     WHERE delivery_attempts.error = $5
-  ), updated AS (
-    UPDATE deliveries d
-    SET status = u.status,
-        next_attempt_at = CASE WHEN u.status = 'pending'
-          THEN now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000) ELSE NULL END,
-        lease_token = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
+  ), retried AS (
+    -- A retry stays in the queue, due again later.
+    UPDATE delivery_queue d
+    SET next_attempt_at = now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000),
+        lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token
-    RETURNING d.id, d.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at
+  ), ended AS (
+    -- A delivery that ended leaves the queue for the log, written once.
+    DELETE FROM delivery_queue d
+    USING u
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
+      d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
+      d.created_at AS log_created, d.restarted_at AS log_restarted, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at
+  ), logged AS (
+    INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_status_code, last_error, created_at, updated_at, ordered, restarted_at)
+    SELECT id, log_store, log_event, endpoint, log_type, status, log_attempts, log_code, log_error, log_created, now(), ordered, log_restarted
+    FROM ended
+  ), updated AS (
+    SELECT id, status, next_attempt_at, ordered, endpoint, webhook_id, store_id, counts, stamp, notice_id, notice_body, notice_at FROM retried
+    UNION ALL
+    SELECT id, status, NULL::timestamptz, ordered, endpoint, webhook_id, store_id, counts, stamp, notice_id, notice_body, notice_at FROM ended
   ), released AS (
     -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
     -- filtered on being held: a claim holding it right now is waited for, then overridden.
-    -- The rows are looked up by their ids, worked out first; the status is checked in SET, on the
-    -- row as it is once locked. A status in WHERE let the planner, whose statistics of a filling
-    -- partition count few pending rows, read every pending delivery for each batch instead.
-    UPDATE deliveries n
-    SET next_attempt_at = CASE WHEN n.status = 'pending' THEN coalesce(n.next_attempt_at, now()) ELSE n.next_attempt_at END,
-      updated_at = now()
+    -- The rows are looked up by their ids, worked out first.
+    UPDATE delivery_queue n
+    SET next_attempt_at = coalesce(n.next_attempt_at, now()), updated_at = now()
 
     WHERE n.id = ANY (ARRAY(
       SELECT next.id FROM (SELECT DISTINCT endpoint FROM updated WHERE ordered AND status <> 'pending') ended
       CROSS JOIN LATERAL (
-        SELECT p.id FROM deliveries p
-        WHERE p.webhook_id = ended.endpoint AND p.status = 'pending' AND p.ordered AND NOT (p.id = ANY ($2::text[]))
+        SELECT p.id FROM delivery_queue p
+        WHERE p.webhook_id = ended.endpoint AND p.ordered AND NOT (p.id = ANY ($2::text[]))
         ORDER BY p.event_id LIMIT 1
       ) next
     ))
@@ -321,7 +358,7 @@ WITH u AS (
       AND EXISTS (SELECT 1 FROM webhooks w WHERE w.store_id = updated.store_id AND w.is_active AND 'webhook.delivery_failed' = ANY (w.events))
     RETURNING id, store_id, body
   ), notice_deliveries AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+    INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || substr(n.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), n.store_id, n.id, w.id,
       'webhook.delivery_failed', now(), w.ordered
     FROM (SELECT id, store_id, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM notices OFFSET 0) n
@@ -350,7 +387,7 @@ WITH u AS (
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u JOIN deliveries p ON p.id = u.id
+    FROM u JOIN delivery_queue p ON p.id = u.id
     WHERE u.record_attempt
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
@@ -358,30 +395,42 @@ WITH u AS (
       duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
       response_body = excluded.response_body
     WHERE delivery_attempts.error = $5
-  ), updated AS (
-    UPDATE deliveries d
-    SET status = u.status,
-        next_attempt_at = CASE WHEN u.status = 'pending'
-          THEN u.due ELSE NULL END,
-        lease_token = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
+  ), retried AS (
+    -- A retry stays in the queue, due again later.
+    UPDATE delivery_queue d
+    SET next_attempt_at = u.due,
+        lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token
-    RETURNING d.id, d.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at
+  ), ended AS (
+    -- A delivery that ended leaves the queue for the log, written once.
+    DELETE FROM delivery_queue d
+    USING u
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
+      d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
+      d.created_at AS log_created, d.restarted_at AS log_restarted, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at
+  ), logged AS (
+    INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_status_code, last_error, created_at, updated_at, ordered, restarted_at)
+    SELECT id, log_store, log_event, endpoint, log_type, status, log_attempts, log_code, log_error, log_created, now(), ordered, log_restarted
+    FROM ended
+  ), updated AS (
+    SELECT id, status, next_attempt_at, ordered, endpoint, webhook_id, store_id, counts, stamp, notice_id, notice_body, notice_at FROM retried
+    UNION ALL
+    SELECT id, status, NULL::timestamptz, ordered, endpoint, webhook_id, store_id, counts, stamp, notice_id, notice_body, notice_at FROM ended
   ), released AS (
     -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
     -- filtered on being held: a claim holding it right now is waited for, then overridden.
-    -- The rows are looked up by their ids, worked out first; the status is checked in SET, on the
-    -- row as it is once locked. A status in WHERE let the planner, whose statistics of a filling
-    -- partition count few pending rows, read every pending delivery for each batch instead.
-    UPDATE deliveries n
-    SET next_attempt_at = CASE WHEN n.status = 'pending' THEN coalesce(n.next_attempt_at, c.at) ELSE n.next_attempt_at END,
-      updated_at = now()
+    -- The rows are looked up by their ids, worked out first.
+    UPDATE delivery_queue n
+    SET next_attempt_at = coalesce(n.next_attempt_at, c.at), updated_at = now()
     FROM (SELECT now() AS at) c
     WHERE n.id = ANY (ARRAY(
-      SELECT DISTINCT ON (p.store_id, p.webhook_id) p.id FROM deliveries p
+      SELECT DISTINCT ON (p.store_id, p.webhook_id) p.id FROM delivery_queue p
       JOIN (SELECT DISTINCT endpoint, store_id FROM updated WHERE ordered AND status <> 'pending') ended
         ON p.store_id = ended.store_id AND p.webhook_id = ended.endpoint
-      WHERE p.status = 'pending' AND p.ordered AND NOT (p.id = ANY ($2::text[]))
+      WHERE p.ordered AND NOT (p.id = ANY ($2::text[]))
       ORDER BY p.store_id, p.webhook_id, p.event_id
     ))
     RETURNING n.id
@@ -413,7 +462,7 @@ WITH u AS (
       AND store_id IN (SELECT w.store_id FROM webhooks w WHERE w.is_active AND 'webhook.delivery_failed' = ANY (w.events))
     RETURNING id, store_id, body
   ), notice_deliveries AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+    INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || substr(n.id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), n.store_id, n.id, w.id,
       'webhook.delivery_failed', now(), w.ordered
     FROM (SELECT id, store_id, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM notices OFFSET 0) n
@@ -434,45 +483,62 @@ WITH u AS (
   SELECT 'woken', NULL, NULL FROM woken;
 
 -- fail-waiting
-UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, lease_token = NULL, last_error = $2, updated_at = now()
-WHERE webhook_id = $1 AND status = 'pending' AND lease_token IS NULL;
+WITH ended AS (
+  DELETE FROM delivery_queue WHERE webhook_id = $1 AND lease_token IS NULL RETURNING *
+)
+INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_status_code, last_error, created_at, updated_at, ordered, restarted_at)
+  SELECT id, store_id, event_id, webhook_id, event_type, 'failed', attempt_count, last_status_code, $2, created_at, now(),
+    ordered, restarted_at
+  FROM ended;
 
 -- clear-health
 DELETE FROM endpoint_health WHERE webhook_id = $1;
 
 -- create-leased
-INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, attempt_count, cycle_attempts, lease_token, next_attempt_at)
-VALUES ($1, $2, $3, $4, $5, 1, 1, $6, now() + make_interval(secs => $7::double precision / 1000));
+INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, attempt_count, cycle_attempts, lease_token, lease_until, next_attempt_at)
+VALUES ($1, $2, $3, $4, $5, 1, 1, $6, now() + make_interval(secs => $7::double precision / 1000), now());
 
 -- release-leases
-UPDATE deliveries SET next_attempt_at = now(), lease_token = NULL,
+UPDATE delivery_queue SET next_attempt_at = now(), lease_token = NULL, lease_until = NULL,
   attempt_count = attempt_count - 1, cycle_attempts = cycle_attempts - 1, updated_at = now()
 WHERE id = ANY($1::text[]) AND lease_token = $2;
 
 -- release-stalled
 WITH RECURSIVE heads AS (
-  (SELECT webhook_id, id, next_attempt_at FROM deliveries WHERE status = 'pending' AND ordered ORDER BY webhook_id, event_id LIMIT 1)
+  (SELECT webhook_id, id, next_attempt_at FROM delivery_queue WHERE ordered ORDER BY webhook_id, event_id LIMIT 1)
   UNION ALL
   SELECT n.webhook_id, n.id, n.next_attempt_at FROM heads h CROSS JOIN LATERAL (
-    SELECT webhook_id, id, next_attempt_at FROM deliveries
-    WHERE status = 'pending' AND ordered AND webhook_id > h.webhook_id ORDER BY webhook_id, event_id LIMIT 1
+    SELECT webhook_id, id, next_attempt_at FROM delivery_queue
+    WHERE ordered AND webhook_id > h.webhook_id ORDER BY webhook_id, event_id LIMIT 1
   ) n
 ), released AS (
-  UPDATE deliveries d SET next_attempt_at = now(), updated_at = now()
-  FROM heads h WHERE d.id = h.id AND h.next_attempt_at IS NULL AND d.status = 'pending' AND d.next_attempt_at IS NULL
+  UPDATE delivery_queue d SET next_attempt_at = now(), updated_at = now()
+  FROM heads h WHERE d.id = h.id AND h.next_attempt_at IS NULL AND d.next_attempt_at IS NULL
   RETURNING 1
 )
 SELECT count(*)::int AS released FROM released;
 
 -- release-stalled-on-cluster
 WITH released AS (
-  UPDATE deliveries d SET next_attempt_at = now(), updated_at = now()
-  FROM (SELECT DISTINCT ON (store_id, webhook_id) store_id, id, next_attempt_at FROM deliveries
-        WHERE status = 'pending' AND ordered ORDER BY store_id, webhook_id, event_id) h
-  WHERE d.store_id = h.store_id AND d.id = h.id AND h.next_attempt_at IS NULL AND d.status = 'pending' AND d.next_attempt_at IS NULL
+  UPDATE delivery_queue d SET next_attempt_at = now(), updated_at = now()
+  FROM (SELECT DISTINCT ON (store_id, webhook_id) store_id, id, next_attempt_at FROM delivery_queue
+        WHERE ordered ORDER BY store_id, webhook_id, event_id) h
+  WHERE d.store_id = h.store_id AND d.id = h.id AND h.next_attempt_at IS NULL AND d.next_attempt_at IS NULL
   RETURNING 1
 )
 SELECT count(*)::int AS released FROM released;
 
 -- next-due
-SELECT min(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' AND lease_token IS NULL;
+WITH RECURSIVE stores(store_id) AS (
+  SELECT min(store_id) FROM delivery_queue
+  UNION ALL
+  SELECT (SELECT min(q.store_id) FROM delivery_queue q WHERE q.store_id > s.store_id) FROM stores s WHERE s.store_id IS NOT NULL
+)
+SELECT min(first.at) AS at FROM stores s CROSS JOIN LATERAL (
+  SELECT q.next_attempt_at AS at FROM delivery_queue q
+  WHERE q.store_id = s.store_id AND q.next_attempt_at IS NOT NULL AND q.lease_token IS NULL
+  ORDER BY q.next_attempt_at LIMIT 1
+) first;
+
+-- next-due-on-cluster
+SELECT min(next_attempt_at) AS at FROM delivery_queue WHERE lease_token IS NULL;

@@ -68,7 +68,7 @@ describe('EventRepository fan-out with content filters', () => {
     await db.drop();
   });
 
-  beforeEach(() => db.query('DELETE FROM deliveries'));
+  beforeEach(() => db.query('DELETE FROM delivery_queue; DELETE FROM delivery_log'));
 
   /** The endpoints each event reached, by event id. */
   async function reached(): Promise<Map<string, string[]>> {
@@ -121,7 +121,10 @@ describe('EventRepository fan-out with content filters', () => {
     await db.query(`UPDATE webhooks SET filter = '$.data.endpointId == "wh_eur"' WHERE id = 'wh_big'`);
     const delivered = order(9, 1, 'EUR');
     await events.publish(delivered, 0);
-    await db.query(`UPDATE deliveries SET lease_token = 'worker', attempt_count = 1, cycle_attempts = 1 WHERE webhook_id = 'wh_eur'`);
+    await db.query(
+      `UPDATE delivery_queue SET lease_token = 'worker', lease_until = now() + interval '1 minute', attempt_count = 1, cycle_attempts = 1
+       WHERE webhook_id = 'wh_eur'`,
+    );
     const [{ id: deliveryId }] = await db.query<{ id: string }>(`SELECT id FROM deliveries WHERE webhook_id = 'wh_eur'`);
     const at = new Date();
     const noticeId = newId('evt', at.getTime());

@@ -9,7 +9,7 @@ WITH key AS (
   SELECT $1, $2, $3, $4, $6, $9::text WHERE $5::text IS NULL OR EXISTS (SELECT 1 FROM key)
   RETURNING id, body
 ), fanned_out AS (
-  INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+  INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
   SELECT 'del_' || $7 || left(replace(gen_random_uuid()::text, '-', ''), 16), $2, ev.id, w.id, $3,
     now() + make_interval(secs => $8::double precision / 1000), w.ordered
   -- The envelope parsed here, once per event (OFFSET 0), not in RETURNING: on a Citus cluster
@@ -37,7 +37,7 @@ WITH input AS (
 
   RETURNING id, store_id, type, body
 ), fanned_out AS (
-  INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+  INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
   SELECT 'del_' || substr(p.event_id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), p.store_id, p.event_id, p.webhook_id, p.type, now() + make_interval(secs => $2::double precision / 1000), p.ordered
   FROM (SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered
         FROM (SELECT id, store_id, type, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM ev OFFSET 0) ev
@@ -86,10 +86,12 @@ WITH input AS (
   SELECT f.*, (f.fits_store AND row_number() OVER (PARTITION BY f.fits_store ORDER BY f.event_id, f.webhook_id) <= $4) AS leased
   FROM fitting_store f
 ), fanned_out AS (
-  INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, attempt_count, cycle_attempts, ordered)
+  INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, lease_until,
+    attempt_count, cycle_attempts, ordered)
   SELECT 'del_' || substr(p.event_id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), p.store_id, p.event_id, p.webhook_id, p.type,
-    now() + make_interval(secs => CASE WHEN p.leased THEN $8::double precision ELSE $2::double precision END / 1000),
-    CASE WHEN p.leased THEN $9 END, p.leased::int, p.leased::int, p.ordered
+    now() + make_interval(secs => CASE WHEN p.leased THEN 0 ELSE $2::double precision END / 1000),
+    CASE WHEN p.leased THEN $9 END, CASE WHEN p.leased THEN now() + make_interval(secs => $8::double precision / 1000) END,
+    p.leased::int, p.leased::int, p.ordered
   FROM placed p
   RETURNING id, event_id, webhook_id, store_id, lease_token IS NOT NULL AS leased
 ), woken AS (
@@ -119,7 +121,7 @@ WITH input AS (
   WHERE idempotency_key IS NULL OR id IN (SELECT event_id FROM keyed)
   RETURNING id, store_id, type, body
 ), fanned_out AS (
-  INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+  INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
   SELECT 'del_' || substr(p.event_id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), p.store_id, p.event_id, p.webhook_id, p.type, now() + make_interval(secs => $2::double precision / 1000), p.ordered
   FROM (SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered
         FROM (SELECT id, store_id, type, CASE WHEN EXISTS (SELECT 1 FROM webhooks WHERE filter IS NOT NULL) THEN body::jsonb END AS envelope FROM ev OFFSET 0) ev
@@ -173,10 +175,12 @@ WITH input AS (
   SELECT f.*, (f.fits_store AND row_number() OVER (PARTITION BY f.fits_store ORDER BY f.event_id, f.webhook_id) <= $4) AS leased
   FROM fitting_store f
 ), fanned_out AS (
-  INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, attempt_count, cycle_attempts, ordered)
+  INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, lease_until,
+    attempt_count, cycle_attempts, ordered)
   SELECT 'del_' || substr(p.event_id, 5, 10) || left(replace(gen_random_uuid()::text, '-', ''), 16), p.store_id, p.event_id, p.webhook_id, p.type,
-    now() + make_interval(secs => CASE WHEN p.leased THEN $8::double precision ELSE $2::double precision END / 1000),
-    CASE WHEN p.leased THEN $9 END, p.leased::int, p.leased::int, p.ordered
+    now() + make_interval(secs => CASE WHEN p.leased THEN 0 ELSE $2::double precision END / 1000),
+    CASE WHEN p.leased THEN $9 END, CASE WHEN p.leased THEN now() + make_interval(secs => $8::double precision / 1000) END,
+    p.leased::int, p.leased::int, p.ordered
   FROM placed p
   RETURNING id, event_id, webhook_id, store_id, lease_token IS NOT NULL AS leased
 ), woken AS (

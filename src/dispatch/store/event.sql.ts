@@ -9,8 +9,8 @@ import { deliveriesOfEvent } from './event-deliveries';
  * store's active endpoints subscribed to the type whose content filter, if any, it matches, due
  * after `$8` ms, and a NOTIFY on `$10` that wakes the workers when (and only if) this commits. Delivery ids
  * are `del_` + the event's time part + 64 random bits, so they sort by time like every other id and
- * fall in their event's day partition (every writer of deliveries keeps that: retention drops a
- * day's events and deliveries together).
+ * fall in their event's day partition once they end in the log (every writer of deliveries keeps
+ * that: retention drops a day's events and ended deliveries together).
  */
 export const PUBLISH = statement(
   'publish',
@@ -25,7 +25,7 @@ export const PUBLISH = statement(
     SELECT $1, $2, $3, $4, $6, $9::text WHERE $5::text IS NULL OR EXISTS (SELECT 1 FROM key)
     RETURNING id, body
   ), fanned_out AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+    INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT 'del_' || $7 || left(replace(gen_random_uuid()::text, '-', ''), 16), $2, ev.id, w.id, $3,
       now() + make_interval(secs => $8::double precision / 1000), w.ordered
     -- The envelope parsed here, once per event (OFFSET 0), not in RETURNING: on a Citus cluster
@@ -95,7 +95,7 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     ${leased} AS leased`;
   if (!handOff) {
     return `${input}, fanned_out AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
+    INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, ordered)
     SELECT ${deliveryId}, p.store_id, p.event_id, p.webhook_id, p.type, now() + make_interval(secs => $2::double precision / 1000), p.ordered
     FROM (SELECT ev.id AS event_id, ev.store_id, ev.type, w.id AS webhook_id, w.ordered
           FROM (SELECT id, store_id, type, ${envelopeForFilters('body')} AS envelope FROM ev OFFSET 0) ev
@@ -126,10 +126,12 @@ function publishManyStatement({ withKeys, handOff }: { withKeys: boolean; handOf
     SELECT f.*, (f.fits_store AND row_number() OVER (PARTITION BY f.fits_store ORDER BY f.event_id, f.webhook_id) <= $4) AS leased
     FROM fitting_store f
   ), fanned_out AS (
-    INSERT INTO deliveries (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, attempt_count, cycle_attempts, ordered)
+    INSERT INTO delivery_queue (id, store_id, event_id, webhook_id, event_type, next_attempt_at, lease_token, lease_until,
+      attempt_count, cycle_attempts, ordered)
     SELECT ${deliveryId}, p.store_id, p.event_id, p.webhook_id, p.type,
-      now() + make_interval(secs => CASE WHEN p.leased THEN $8::double precision ELSE $2::double precision END / 1000),
-      CASE WHEN p.leased THEN $9 END, p.leased::int, p.leased::int, p.ordered
+      now() + make_interval(secs => CASE WHEN p.leased THEN 0 ELSE $2::double precision END / 1000),
+      CASE WHEN p.leased THEN $9 END, CASE WHEN p.leased THEN now() + make_interval(secs => $8::double precision / 1000) END,
+      p.leased::int, p.leased::int, p.ordered
     FROM placed p
     RETURNING id, event_id, webhook_id, store_id, lease_token IS NOT NULL AS leased
   ), woken AS (

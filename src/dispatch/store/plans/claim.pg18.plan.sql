@@ -11,14 +11,9 @@
 --                       ->  Result
 --                             InitPlan n
 --                               ->  Limit
---                                     ->  Merge Append
---                                           Sort Key: d.store_id
---                                           ->  Index Only Scan using deliveries_p_low_store_id_next_attempt_at_idx on deliveries_p_low d_n
---                                                 Index Cond: ((store_id > COALESCE(w.store_id, ''::text)) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
---                                           ->  Index Only Scan using deliveries_p<day>_store_id_next_attempt_at_idx on deliveries_p<day> d_n
---                                                 Index Cond: ((store_id > COALESCE(w.store_id, ''::text)) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
---                                           ->  Index Only Scan using deliveries_p_high_store_id_next_attempt_at_idx on deliveries_p_high d_n
---                                                 Index Cond: ((store_id > COALESCE(w.store_id, ''::text)) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
+--                                     ->  Index Scan using delivery_queue_store_due_idx on delivery_queue d
+--                                           Index Cond: ((store_id > COALESCE(w.store_id, ''::text)) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
+--                                           Filter: ((lease_until IS NULL) OR (lease_until <= now()))
 --   CTE turns
 --     ->  WindowAgg
 --           Window: w2 AS ()
@@ -34,50 +29,21 @@
 --           ->  Subquery Scan on l
 --                 ->  Limit
 --                       ->  LockRows
---                             ->  Merge Append
---                                   Sort Key: d_n.next_attempt_at
---                                   ->  Index Scan using deliveries_p_low_store_id_next_attempt_at_idx on deliveries_p_low d_n
---                                         Index Cond: ((store_id = t.store_id) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
---                                         Filter: ((status = 'pending'::text) AND (webhook_id <> ALL ($1)))
---                                   ->  Index Scan using deliveries_p<day>_store_id_next_attempt_at_idx on deliveries_p<day> d_n
---                                         Index Cond: ((store_id = t.store_id) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
---                                         Filter: ((status = 'pending'::text) AND (webhook_id <> ALL ($1)))
---                                   ->  Index Scan using deliveries_p_high_store_id_next_attempt_at_idx on deliveries_p_high d_n
---                                         Index Cond: ((store_id = t.store_id) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
---                                         Filter: ((status = 'pending'::text) AND (webhook_id <> ALL ($1)))
+--                             ->  Index Scan using delivery_queue_store_due_idx on delivery_queue d_n
+--                                   Index Cond: ((store_id = t.store_id) AND (next_attempt_at <= (now() + make_interval(0, 0, 0, 0, 0, 0, ($7 / '1000'::double precision)))))
+--                                   Filter: (((lease_until IS NULL) OR (lease_until <= now())) AND (webhook_id <> ALL ($1)))
 --   CTE gated
 --     ->  CTE Scan on locked l_n
 --           SubPlan n
---             ->  Append
---                   ->  Index Scan using deliveries_p_low_store_id_next_attempt_at_idx on deliveries_p_low p_n
---                         Filter: (ordered AND (event_id < l_n.event_id) AND (webhook_id = l_n.webhook_id))
---                   ->  Index Scan using deliveries_p<day>_store_id_next_attempt_at_idx on deliveries_p<day> p_n
---                         Filter: (ordered AND (event_id < l_n.event_id) AND (webhook_id = l_n.webhook_id))
---                   ->  Index Only Scan using deliveries_p<day>_webhook_id_event_id_idx on deliveries_p<day> p_n
---                         Index Cond: ((webhook_id = l_n.webhook_id) AND (event_id < l_n.event_id))
---                   ->  Index Scan using deliveries_p<day>_store_id_next_attempt_at_idx on deliveries_p<day> p_n
---                         Filter: (ordered AND (event_id < l_n.event_id) AND (webhook_id = l_n.webhook_id))
---                   ->  Index Scan using deliveries_p_high_store_id_next_attempt_at_idx on deliveries_p_high p_n
---                         Filter: (ordered AND (event_id < l_n.event_id) AND (webhook_id = l_n.webhook_id))
+--             ->  Index Only Scan using delivery_queue_ordered_idx on delivery_queue p
+--                   Index Cond: ((webhook_id = l_n.webhook_id) AND (event_id < l_n.event_id))
 --   CTE held
---     ->  Update on deliveries d_n
---           Update on deliveries_p_low d_n
---           Update on deliveries_p<day> d_n
---           Update on deliveries_p_high d_n
+--     ->  Update on delivery_queue d_n
 --           ->  Nested Loop
 --                 ->  CTE Scan on gated g
 --                       Filter: ((NOT free) AND (lease_token IS NULL))
---                 ->  Append
---                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
---                             Index Cond: (id = g.id)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = g.id)
---                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
---                             Index Cond: (id = g.id)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = g.id)
---                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
---                             Index Cond: (id = g.id)
+--                 ->  Index Scan using delivery_queue_pkey on delivery_queue d_n
+--                       Index Cond: (id = g.id)
 --   CTE ranked
 --     ->  WindowAgg
 --           Window: w1 AS (PARTITION BY gated.webhook_id ORDER BY gated.next_attempt_at, gated.event_id ROWS UNBOUNDED PRECEDING)
@@ -115,47 +81,23 @@
 --     ->  CTE Scan on placed
 --           Filter: go
 --   CTE deferred
---     ->  Update on deliveries d_n
---           Update on deliveries_p_low d_n
---           Update on deliveries_p<day> d_n
---           Update on deliveries_p_high d_n
+--     ->  Update on delivery_queue d_n
 --           ->  Nested Loop
 --                 ->  CTE Scan on placed p_n
 --                       Filter: (put_off AND (lease_token IS NULL))
---                 ->  Append
---                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
---                             Index Cond: (id = p_n.id)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = p_n.id)
---                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
---                             Index Cond: (id = p_n.id)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = p_n.id)
---                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
---                             Index Cond: (id = p_n.id)
+--                 ->  Index Scan using delivery_queue_pkey on delivery_queue d_n
+--                       Index Cond: (id = p_n.id)
 --   CTE interrupted
 --     ->  Insert on delivery_attempts
 --           Conflict Resolution: NOTHING
 --           ->  CTE Scan on chosen c_n
 --                 Filter: ((lease_token IS NOT NULL) AND (attempt_count > 0))
 --   CTE claimed
---     ->  Update on deliveries d_n
---           Update on deliveries_p_low d_n
---           Update on deliveries_p<day> d_n
---           Update on deliveries_p_high d_n
+--     ->  Update on delivery_queue d_n
 --           ->  Nested Loop
 --                 ->  CTE Scan on chosen c_n
---                 ->  Append
---                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
---                             Index Cond: (id = c_n.id)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = c_n.id)
---                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
---                             Index Cond: (id = c_n.id)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = c_n.id)
---                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
---                             Index Cond: (id = c_n.id)
+--                 ->  Index Scan using delivery_queue_pkey on delivery_queue d_n
+--                       Index Cond: (id = c_n.id)
 --   CTE sent
 --     ->  Nested Loop Left Join
 --           ->  Nested Loop

@@ -10,74 +10,45 @@
 --           ->  Nested Loop
 --                 ->  CTE Scan on u u_n
 --                       Filter: record_attempt
---                 ->  Append
---                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
---                             Index Cond: (id = u_n.id)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = u_n.id)
---                       ->  Index Only Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
---                             Index Cond: (id = u_n.id)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = u_n.id)
---                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
---                             Index Cond: (id = u_n.id)
---   CTE updated
---     ->  Update on deliveries d_n
---           Update on deliveries_p_low d_n
---           Update on deliveries_p<day> d_n
---           Update on deliveries_p_high d_n
+--                 ->  Index Only Scan using delivery_queue_pkey on delivery_queue d
+--                       Index Cond: (id = u_n.id)
+--   CTE retried
+--     ->  Update on delivery_queue d_n
 --           ->  Nested Loop
 --                 ->  CTE Scan on u u_n
---                 ->  Append
---                       ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low d_n
---                             Index Cond: (id = u_n.id)
---                             Filter: (u_n.token = lease_token)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = u_n.id)
---                             Filter: (u_n.token = lease_token)
---                       ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> d_n
---                             Index Cond: (id = u_n.id)
---                             Filter: (u_n.token = lease_token)
---                       ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> d_n
---                             Index Cond: (id = u_n.id)
---                             Filter: (u_n.token = lease_token)
---                       ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high d_n
---                             Index Cond: (id = u_n.id)
---                             Filter: (u_n.token = lease_token)
+--                       Filter: (status = 'pending'::text)
+--                 ->  Index Scan using delivery_queue_pkey on delivery_queue d_n
+--                       Index Cond: (id = u_n.id)
+--                       Filter: (u_n.token = lease_token)
+--   CTE ended
+--     ->  Delete on delivery_queue d_n
+--           ->  Nested Loop
+--                 ->  CTE Scan on u u_n
+--                       Filter: (status <> 'pending'::text)
+--                 ->  Index Scan using delivery_queue_pkey on delivery_queue d_n
+--                       Index Cond: (id = u_n.id)
+--                       Filter: (u_n.token = lease_token)
+--   CTE logged
+--     ->  Insert on delivery_log
+--           ->  CTE Scan on ended
+--   CTE updated
+--     ->  Append
+--           ->  CTE Scan on retried
+--           ->  CTE Scan on ended ended_n
 --   CTE released
---     ->  Update on deliveries n
---           Update on deliveries_p_low n_n
---           Update on deliveries_p<day> n_n
---           Update on deliveries_p_high n_n
---           InitPlan n (returns $9)
+--     ->  Update on delivery_queue n
+--           InitPlan n (returns $n)
 --             ->  Nested Loop
 --                   ->  HashAggregate
 --                         Group Key: updated_n.endpoint
 --                         ->  CTE Scan on updated updated_n
 --                               Filter: (ordered AND (status <> 'pending'::text))
 --                   ->  Limit
---                         ->  Merge Append
---                               Sort Key: p.event_id
---                               ->  Index Scan using deliveries_p_low_webhook_id_event_id_idx on deliveries_p_low p_n
---                                     Index Cond: (webhook_id = updated_n.endpoint)
---                                     Filter: (id <> ALL ($2))
---                               ->  Index Scan using deliveries_p<day>_webhook_id_event_id_idx on deliveries_p<day> p_n
---                                     Index Cond: (webhook_id = updated_n.endpoint)
---                                     Filter: (id <> ALL ($2))
---                               ->  Index Scan using deliveries_p_high_webhook_id_event_id_idx on deliveries_p_high p_n
---                                     Index Cond: (webhook_id = updated_n.endpoint)
---                                     Filter: (id <> ALL ($2))
---           ->  Append
---                 ->  Index Scan using deliveries_p_low_webhook_id_id_idx on deliveries_p_low n_n
---                       Index Cond: (id = ANY ($9))
---                 ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> n_n
---                       Index Cond: (id = ANY ($9))
---                 ->  Index Scan using deliveries_p<day>_pkey on deliveries_p<day> n_n
---                       Index Cond: (id = ANY ($9))
---                 ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on deliveries_p<day> n_n
---                       Index Cond: (id = ANY ($9))
---                 ->  Index Scan using deliveries_p_high_webhook_id_id_idx on deliveries_p_high n_n
---                       Index Cond: (id = ANY ($9))
+--                         ->  Index Scan using delivery_queue_ordered_idx on delivery_queue p
+--                               Index Cond: (webhook_id = updated_n.endpoint)
+--                               Filter: (id <> ALL ($2))
+--           ->  Index Scan using delivery_queue_pkey on delivery_queue n
+--                 Index Cond: (id = ANY ($n))
 --   CTE health_changes
 --     ->  HashAggregate
 --           Group Key: updated_n.webhook_id, updated_n.store_id
@@ -106,7 +77,7 @@
 --                       Index Cond: (store_id = updated_n.store_id)
 --                       Filter: (is_active AND ('webhook.delivery_failed'::text = ANY (events)))
 --   CTE notice_deliveries
---     ->  Insert on deliveries
+--     ->  Insert on delivery_queue
 --           ->  Subquery Scan on "*SELECT*"
 --                 ->  Nested Loop
 --                       ->  CTE Scan on notices
