@@ -205,10 +205,15 @@ class OwnWal {
    * database, and the commit records of their transactions.
    */
   async bytes(start: string, published: string, end: string): Promise<{ publish: number; all: number; fullPages: number }> {
-    // pg_walinspect reads only flushed WAL, and Hookline may commit asynchronously: a synchronous
-    // commit of a transaction with an id flushes everything before its commit record.
-    await this.client.query('SET synchronous_commit = on');
-    await this.client.query('SELECT txid_current()');
+    // pg_walinspect reads only flushed WAL, and Hookline's dispatcher commits asynchronously: the
+    // WAL writer flushes it within wal_writer_delay.
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const { rows } = await this.client.query<{ flushed: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS flushed', [end]);
+      if (rows[0].flushed) break;
+      if (Date.now() > deadline) throw new Error(`WAL up to ${end} not flushed within 10 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const { rows } = await this.client.query<{ publish: string; total: string; full_pages: string }>(
       `WITH r AS (
          SELECT start_lsn, xid::text AS xid, record_length, fpi_length, block_ref ~ $3 AS ours
