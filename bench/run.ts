@@ -21,6 +21,7 @@
  *   --workers-share    with --workers: the processes share Hookline's best DISPATCH_CONCURRENCY (each gets 1/N)
  *   --contenders=a,b   peers scenario: only these of ceiling, pg-boss, bullmq, hookline
  *   --deliveries=N     peers scenario: N deliveries per drain
+ *   --claim-finished=N claim scenario: N finished deliveries beside the due ones (default 2,000,000)
  *   --keep             keep the temporary directory (transpiled code, child logs)
  *   --out=FILE         where to write the results (default bench/results.json)
  */
@@ -116,6 +117,10 @@ function parseOptions(argv: string[]): Options {
         break;
       case '--deliveries':
         options.peersDeliveries = Number(value);
+        break;
+      case '--claim-finished':
+        options.claimFinished = Number(value);
+        if (!Number.isInteger(options.claimFinished) || options.claimFinished < 0) throw new Error('--claim-finished takes a whole number');
         break;
       case '--keep':
         options.keep = true;

@@ -70,6 +70,7 @@ export class Bench {
   ) {
     this.sizes = { ...(options.quick ? QUICK : FULL) };
     if (options.isoRate) this.sizes.isoRate = options.isoRate;
+    if (options.claimFinished !== undefined) this.sizes.claimFinished = options.claimFinished;
     this.tmpDir = mkdtempSync(join(os.tmpdir(), 'hookline-bench-'));
     this.buildDir = join(this.tmpDir, 'build');
     this.logDir = join(this.tmpDir, 'logs');

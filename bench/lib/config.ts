@@ -50,6 +50,8 @@ export interface Options {
   contenders: string[];
   /** Peers scenario: deliveries per drain instead of the size's. */
   peersDeliveries?: number;
+  /** Claim scenario: finished deliveries beside the due ones instead of the size's. */
+  claimFinished?: number;
   keep: boolean;
   out: string;
 }

@@ -4,9 +4,11 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
- * One event to one endpoint. While `pending`, `nextAttemptAt` is when it is due; a worker that
- * claims it moves `nextAttemptAt` to the end of its lease and sets `leaseToken`, so a crashed
- * worker's claim simply becomes due again when the lease ends.
+ * One event to one endpoint, as the view `deliveries` shows it: pending ones from `delivery_queue`,
+ * ended ones from `delivery_log` (docs/architecture.md, "Storage"). While `pending`,
+ * `nextAttemptAt` is when it is due, or the end of the lease of the worker holding it (`leaseToken`),
+ * so a crashed worker's claim simply becomes due again when the lease ends. Every write names its
+ * table (the `*.sql.ts` statements); this entity is read only.
  */
 @Entity('deliveries')
 export class Delivery {
