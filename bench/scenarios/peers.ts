@@ -176,7 +176,14 @@ export async function peers(bench: Bench): Promise<void> {
             'hookline-server',
             {},
             {
-              env: { ...bench.hooklineEnv(), ROLE: 'worker', DISPATCH_CONCURRENCY: String(setting.concurrency) },
+              // One store's deliveries, as the queues' jobs are: the store may hold every slot, as
+              // a deployment serving one store would set it (docs/scaling.md, "Fair dispatch").
+              env: {
+                ...bench.hooklineEnv(),
+                ROLE: 'worker',
+                DISPATCH_CONCURRENCY: String(setting.concurrency),
+                STORE_CONCURRENCY: String(setting.concurrency),
+              },
               execArgv: hooklineNodeFlags(),
             },
           ),
