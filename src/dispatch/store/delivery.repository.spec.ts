@@ -262,6 +262,31 @@ describe('DeliveryRepository', () => {
     expect(await log.attemptsOf(id)).toEqual([expect.objectContaining({ number: 1, error: INTERRUPTED_ATTEMPT_ERROR })]);
   });
 
+  it('keeps the late result of a worker whose lease ran out, also once another worker ended the delivery', async () => {
+    const [id] = await due('wh_a');
+    await repository.claimDue(1, 0, 'late-worker', NO_LIMITS);
+    await repository.claimDue(1, 10_000, 'next-worker', NO_LIMITS);
+    const result = (token: string, number: number, statusCode: number): AttemptOutcome => ({
+      deliveryId: id,
+      leaseToken: token,
+      attempt: { number, trigger: 'scheduled', startedAt: new Date(), durationMs: 7, statusCode, error: null, responseBody: null },
+      status: 'succeeded',
+      retryDelayMs: 0,
+      decidedAt: Date.now(),
+      lastStatusCode: statusCode,
+      lastError: null,
+    });
+    await repository.recordOutcomes([result('next-worker', 2, 200)]);
+    expect((await db.query(`SELECT status FROM delivery_log WHERE id = $1`, [id]))[0]).toEqual({ status: 'succeeded' });
+
+    // The first worker's answer comes in after the delivery left the queue: its attempt is kept.
+    await repository.recordOutcomes([result('late-worker', 1, 202)]);
+    expect((await log.attemptsOf(id)).map((a) => [a.number, a.statusCode, a.error])).toEqual([
+      [1, 202, null],
+      [2, 200, null],
+    ]);
+  });
+
   it('gives unattempted claims back, due at once for any worker', async () => {
     const [id] = await due('wh_a');
     await repository.claimDue(1, 60_000, 'leaving', NO_LIMITS).then((c) => c.deliveries);

@@ -153,8 +153,12 @@ WITH u AS (
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u CROSS JOIN LATERAL (SELECT d.store_id FROM delivery_queue d WHERE d.id = u.id) AS p
-    WHERE u.record_attempt
+    FROM u CROSS JOIN LATERAL (
+      -- OFFSET 0: worked out once per row, not again for each place store_id is read.
+      SELECT coalesce((SELECT d.store_id FROM delivery_queue d WHERE d.id = u.id), (SELECT l.store_id FROM delivery_log l WHERE l.id = u.id)) AS store_id
+      OFFSET 0
+    ) AS p
+    WHERE u.record_attempt AND p.store_id IS NOT NULL
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
     ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
@@ -217,9 +221,9 @@ WITH u AS (
   duration_ms int, status_code int, error text, response_body text, stamp boolean)
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
-    SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u JOIN delivery_queue p ON p.id = u.id
-    WHERE u.record_attempt
+    SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u JOIN delivery_queue p ON p.id = u.id WHERE u.record_attempt
+    UNION ALL
+    SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u JOIN delivery_log p ON p.id = u.id WHERE u.record_attempt
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
     ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
@@ -282,8 +286,12 @@ WITH u AS (
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u CROSS JOIN LATERAL (SELECT d.store_id FROM delivery_queue d WHERE d.id = u.id) AS p
-    WHERE u.record_attempt
+    FROM u CROSS JOIN LATERAL (
+      -- OFFSET 0: worked out once per row, not again for each place store_id is read.
+      SELECT coalesce((SELECT d.store_id FROM delivery_queue d WHERE d.id = u.id), (SELECT l.store_id FROM delivery_log l WHERE l.id = u.id)) AS store_id
+      OFFSET 0
+    ) AS p
+    WHERE u.record_attempt AND p.store_id IS NOT NULL
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
     ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
@@ -386,9 +394,9 @@ WITH u AS (
   duration_ms int, status_code int, error text, response_body text, counts boolean, stamp boolean, notice_id text, notice_body text, notice_at timestamptz)
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
-    SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u JOIN delivery_queue p ON p.id = u.id
-    WHERE u.record_attempt
+    SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u JOIN delivery_queue p ON p.id = u.id WHERE u.record_attempt
+    UNION ALL
+    SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u JOIN delivery_log p ON p.id = u.id WHERE u.record_attempt
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
     ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,

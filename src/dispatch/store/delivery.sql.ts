@@ -229,6 +229,28 @@ function columnNames(extra: string): string {
 }
 
 /**
+ * The attempt rows of a batch, each with its delivery's store: in the queue, or already in the log
+ * when another worker ended it after this one's lease ran out (the attempt was really made, and
+ * replaces the "interrupted" row put in its place). One server looks the log up only for a
+ * delivery the queue does not hold; on a Citus cluster both are joined (a delivery is in one).
+ */
+function attemptRows(cluster: boolean): string {
+  const columns = 'u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body';
+  if (cluster) {
+    return `SELECT ${columns} FROM u JOIN delivery_queue p ON p.id = u.id WHERE u.record_attempt
+    UNION ALL
+    SELECT ${columns} FROM u JOIN delivery_log p ON p.id = u.id WHERE u.record_attempt`;
+  }
+  return `SELECT ${columns}
+    FROM u CROSS JOIN LATERAL (
+      -- OFFSET 0: worked out once per row, not again for each place store_id is read.
+      SELECT coalesce((SELECT d.store_id FROM delivery_queue d WHERE d.id = u.id), (SELECT l.store_id FROM delivery_log l WHERE l.id = u.id)) AS store_id
+      OFFSET 0
+    ) AS p
+    WHERE u.record_attempt AND p.store_id IS NOT NULL`;
+}
+
+/**
  * The attempt rows and the decisions (see recordOutcomes); `updated` answers `extra` columns too.
  * `interruptedParam` is the parameter holding the error of an interrupted attempt.
  */
@@ -241,9 +263,7 @@ function recordOutcomesCtes(columns: string, extra: string, cluster: boolean, in
     FROM json_to_recordset($1::json) AS u(${columns})
   ), attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
-    SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
-    FROM u ${cluster ? 'JOIN delivery_queue p ON p.id = u.id' : 'CROSS JOIN LATERAL (SELECT d.store_id FROM delivery_queue d WHERE d.id = u.id) AS p'}
-    WHERE u.record_attempt
+    ${attemptRows(cluster)}
     -- A result written after its lease ran out (the database was away) replaces the
     -- "interrupted" row another worker put in its place: the log keeps what really happened.
     ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,

@@ -10,8 +10,24 @@
 --           ->  Nested Loop
 --                 ->  CTE Scan on u u_n
 --                       Filter: record_attempt
---                 ->  Index Only Scan using delivery_queue_pkey on delivery_queue d
---                       Index Cond: (id = u_n.id)
+--                 ->  Subquery Scan on p
+--                       Filter: (p.store_id IS NOT NULL)
+--                       ->  Result
+--                             InitPlan n
+--                               ->  Index Only Scan using delivery_queue_pkey on delivery_queue d
+--                                     Index Cond: (id = u_n.id)
+--                             InitPlan n
+--                               ->  Append
+--                                     ->  Index Scan using deliveries_p_low_webhook_id_id_idx on delivery_log_p_low l_n
+--                                           Index Cond: (id = u_n.id)
+--                                     ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on delivery_log_p<day> l_n
+--                                           Index Cond: (id = u_n.id)
+--                                     ->  Index Only Scan using deliveries_p<day>_pkey on delivery_log_p<day> l_n
+--                                           Index Cond: (id = u_n.id)
+--                                     ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on delivery_log_p<day> l_n
+--                                           Index Cond: (id = u_n.id)
+--                                     ->  Index Scan using deliveries_p_high_webhook_id_id_idx on delivery_log_p_high l_n
+--                                           Index Cond: (id = u_n.id)
 --   CTE retried
 --     ->  Update on delivery_queue d_n
 --           ->  Nested Loop
@@ -44,7 +60,7 @@
 --                         ->  CTE Scan on updated updated_n
 --                               Filter: (ordered AND (status <> 'pending'::text))
 --                   ->  Limit
---                         ->  Index Scan using delivery_queue_ordered_idx on delivery_queue p
+--                         ->  Index Scan using delivery_queue_ordered_idx on delivery_queue p_n
 --                               Index Cond: (webhook_id = updated_n.endpoint)
 --                               Filter: (id <> ALL ($2))
 --           ->  Index Scan using delivery_queue_pkey on delivery_queue n

@@ -11,8 +11,24 @@
 --           ->  Nested Loop
 --                 ->  CTE Scan on u u_n
 --                       Filter: record_attempt
---                 ->  Index Only Scan using delivery_queue_pkey on delivery_queue d
---                       Index Cond: (id = u_n.id)
+--                 ->  Subquery Scan on p
+--                       Filter: (p.store_id IS NOT NULL)
+--                       ->  Result
+--                             InitPlan n (returns $2)
+--                               ->  Index Only Scan using delivery_queue_pkey on delivery_queue d
+--                                     Index Cond: (id = $1)
+--                             InitPlan n (returns $3)
+--                               ->  Append
+--                                     ->  Index Scan using deliveries_p_low_webhook_id_id_idx on delivery_log_p_low l_n
+--                                           Index Cond: (id = $1)
+--                                     ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on delivery_log_p<day> l_n
+--                                           Index Cond: (id = $1)
+--                                     ->  Index Only Scan using deliveries_p<day>_pkey on delivery_log_p<day> l_n
+--                                           Index Cond: (id = $1)
+--                                     ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on delivery_log_p<day> l_n
+--                                           Index Cond: (id = $1)
+--                                     ->  Index Scan using deliveries_p_high_webhook_id_id_idx on delivery_log_p_high l_n
+--                                           Index Cond: (id = $1)
 --   CTE retried
 --     ->  Update on delivery_queue d_n
 --           ->  Nested Loop
@@ -45,7 +61,7 @@
 --                         ->  CTE Scan on updated updated_n
 --                               Filter: (ordered AND (status <> 'pending'::text))
 --                   ->  Limit
---                         ->  Index Scan using delivery_queue_ordered_idx on delivery_queue p
+--                         ->  Index Scan using delivery_queue_ordered_idx on delivery_queue p_n
 --                               Index Cond: (webhook_id = updated_n.endpoint)
 --                               Filter: (id <> ALL ($2))
 --           ->  Index Scan using delivery_queue_pkey on delivery_queue n
