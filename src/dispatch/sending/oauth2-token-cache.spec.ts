@@ -37,6 +37,22 @@ describe('OAuth2TokenCache', () => {
     expect(requests).toBe(1);
   });
 
+  it('lets the least recently used endpoint’s token go when full, and keeps the others', async () => {
+    const small = new OAuth2TokenCache(
+      () => {
+        requests++;
+        return answer();
+      },
+      () => now,
+      2_000,
+      2,
+    );
+    for (const endpoint of ['wh_1', 'wh_2', 'wh_1', 'wh_3', 'wh_1', 'wh_3']) await small.token(access('v1', endpoint));
+    expect(requests).toBe(3);
+    await small.token(access('v1', 'wh_2'));
+    expect(requests).toBe(4);
+  });
+
   it('keeps a token until shortly before expires_in, then fetches a new one', async () => {
     await expect(cache.token(access())).resolves.toBe('t1');
     now += 269_999; // 300 s less a tenth (under the 60 s margin) is 270 s

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { ReceiverAccess } from '../../webhooks/receiver-credentials';
 
 /** An access token and how long its server said it lasts. */
@@ -13,7 +14,8 @@ const DEFAULT_LIFETIME_MS = 60 * 60 * 1000;
 const RENEWAL_MARGIN_MS = 60_000;
 /** A failed token request answers the deliveries of the next moment too, so a refusing token server is not hammered. */
 const FAILURE_HOLD_MS = 2_000;
-const MAX_ENDPOINTS = 10_000;
+/** Endpoints whose tokens are kept; past it the least recently used go, not every token at once. */
+const MAX_ENDPOINTS = 100_000;
 
 interface Entry {
   version: string;
@@ -29,14 +31,16 @@ interface Entry {
  * the endpoint's credentials keep their version.
  */
 export class OAuth2TokenCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: LRUCache<string, Entry>;
 
   constructor(
     private readonly fetchToken: (access: ReceiverAccess) => Promise<IssuedToken>,
     private readonly now: () => number = Date.now,
     private readonly failureHoldMs = FAILURE_HOLD_MS,
-    private readonly capacity = MAX_ENDPOINTS,
-  ) {}
+    capacity = MAX_ENDPOINTS,
+  ) {
+    this.entries = new LRUCache({ max: capacity });
+  }
 
   /** A token for the endpoint: the cached one while it lasts, else the one being fetched, else a new fetch. */
   token(access: ReceiverAccess): Promise<string> {
@@ -79,7 +83,6 @@ export class OAuth2TokenCache {
     let entry = this.entries.get(access.endpointId);
     if (entry === undefined || entry.version !== access.version) {
       // Bounded: deleted endpoints' tokens do not stay in memory for good.
-      if (entry === undefined && this.entries.size >= this.capacity) this.entries.clear();
       entry = { version: access.version };
       this.entries.set(access.endpointId, entry);
     }

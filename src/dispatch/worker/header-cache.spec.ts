@@ -60,4 +60,9 @@ describe('HeaderCache', () => {
     await cache.headersOf('wh_1', 'r');
     expect(reads).toHaveLength(5);
   });
+
+  it('lets the least recently used endpoint go when full, and keeps the others', async () => {
+    for (const id of ['wh_1', 'wh_2', 'wh_3', 'wh_1', 'wh_4', 'wh_1', 'wh_4']) await cache.headersOf(id, 'r');
+    expect(reads).toHaveLength(4);
+  });
 });

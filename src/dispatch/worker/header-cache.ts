@@ -1,7 +1,9 @@
+import { LRUCache } from 'lru-cache';
 import { ReadBatcher } from '../../database/read-batcher';
 import type { SendableHeaders } from '../../webhooks/webhooks.service';
 
-const MAX_CACHED_ENDPOINTS = 10_000;
+/** As many endpoints as SecretCache keeps: a worker reads each endpoint's headers once per round of stores. */
+const MAX_CACHED_ENDPOINTS = 100_000;
 /** Reads of endpoints' headers out at once; misses that arrive meanwhile go together in the next. */
 const READS_IN_FLIGHT = 2;
 const ENDPOINTS_PER_READ = 500;
@@ -18,13 +20,11 @@ const NO_HEADERS: SendableHeaders = { revision: '', headers: {} };
  * sent, and the delivery comes back when its lease ends, as after a crash.
  */
 export class HeaderCache {
-  private readonly entries = new Map<string, { revision: string; headers: Promise<SendableHeaders | undefined> }>();
+  private readonly entries: LRUCache<string, { revision: string; headers: Promise<SendableHeaders | undefined> }>;
   private readonly reads: ReadBatcher<string, SendableHeaders | undefined>;
 
-  constructor(
-    load: (ids: readonly string[]) => Promise<Map<string, SendableHeaders>>,
-    private readonly capacity = MAX_CACHED_ENDPOINTS,
-  ) {
+  constructor(load: (ids: readonly string[]) => Promise<Map<string, SendableHeaders>>, capacity = MAX_CACHED_ENDPOINTS) {
+    this.entries = new LRUCache({ max: capacity });
     this.reads = new ReadBatcher(
       async (ids: string[]) => {
         const found = await load([...new Set(ids)]);
@@ -42,7 +42,6 @@ export class HeaderCache {
     if (cached && cached.revision === revision) return cached.headers;
     const headers = this.reads.read(webhookId);
     // Bounded like the secret cache: deleted endpoints' headers do not stay in memory for good.
-    if (this.entries.size >= this.capacity) this.entries.clear();
     const entry = { revision, headers };
     this.entries.set(webhookId, entry);
     headers.catch(() => {

@@ -48,4 +48,17 @@ describe('SecretCache', () => {
     cache.secretOf('wh_1', 's');
     expect(decrypt).toHaveBeenCalledTimes(4);
   });
+
+  it('lets the least recently used secret go when full, and keeps the others', () => {
+    const cache = new SecretCache({ decrypt }, 2);
+    cache.secretOf('wh_1', 's');
+    cache.secretOf('wh_2', 's');
+    cache.secretOf('wh_1', 's');
+    cache.secretOf('wh_3', 's');
+    cache.secretOf('wh_1', 's');
+    cache.secretOf('wh_3', 's');
+    expect(decrypt).toHaveBeenCalledTimes(3);
+    cache.secretOf('wh_2', 's');
+    expect(decrypt).toHaveBeenCalledTimes(4);
+  });
 });

@@ -1,7 +1,12 @@
+import { LRUCache } from 'lru-cache';
 import type { SecretCipher } from '../../webhooks/secret-cipher';
 import { signingSecret, type SigningSecret } from '../sending/signature';
 
-const MAX_CACHED_SECRETS = 10_000;
+/**
+ * Endpoints whose secrets are kept (about 400 bytes each). Above the endpoints a worker serves in
+ * turn: a cache smaller than the round of stores misses on every delivery, one decryption each.
+ */
+const MAX_CACHED_SECRETS = 100_000;
 
 /**
  * The attempt error of a delivery whose endpoint's signing secret does not decrypt with this
@@ -27,12 +32,14 @@ export class UnreadableSecretError extends Error {
  * rotation has its own entry while its overlap lasts.
  */
 export class SecretCache {
-  private readonly secrets = new Map<string, { sealed: string; secret: SigningSecret }>();
+  private readonly secrets: LRUCache<string, { sealed: string; secret: SigningSecret }>;
 
   constructor(
     private readonly cipher: Pick<SecretCipher, 'decrypt'>,
-    private readonly capacity = MAX_CACHED_SECRETS,
-  ) {}
+    capacity = MAX_CACHED_SECRETS,
+  ) {
+    this.secrets = new LRUCache({ max: capacity });
+  }
 
   secretOf(webhookId: string, sealed: string, which: 'current' | 'previous' = 'current'): SigningSecret {
     const key = which === 'current' ? webhookId : `${webhookId} previous`;
@@ -40,8 +47,7 @@ export class SecretCache {
     if (cached && cached.sealed === sealed) return cached.secret;
     // Both are sealed bound to the endpoint's id: a rotation moves the sealed value as it is.
     const secret = signingSecret(this.decrypt(sealed, webhookId));
-    // Bounded like the API-key cache: deleted endpoints' secrets do not stay in memory for good.
-    if (this.secrets.size >= this.capacity) this.secrets.clear();
+    // Bounded: the least recently used go first, so deleted endpoints' secrets do not stay for good.
     this.secrets.set(key, { sealed, secret });
     return secret;
   }
