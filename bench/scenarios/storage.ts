@@ -72,6 +72,7 @@ export async function storage(bench: Bench): Promise<void> {
     // What autovacuum would do in time, at once; with Hookline stopped, no snapshot holds dead rows back.
     await db.pool.query('VACUUM');
     const vacuumed = await diskByTable(db.pool);
+    const relations = await diskByRelation(db.pool);
 
     const perDelivery = (bytes: number): number => Math.round(bytes / total);
     const sum = (sizes: Map<string, number>): number => [...sizes.values()].reduce((a, b) => a + b, 0);
@@ -96,10 +97,14 @@ export async function storage(bench: Bench): Promise<void> {
       storageOwnWalBytesPerDelivery: ownWal ? perDelivery(ownWal.all) : null,
       storageOwnPublishWalBytesPerDelivery: ownWal ? perDelivery(ownWal.publish) : null,
       storageOwnWalFullPageBytesPerDelivery: ownWal ? perDelivery(ownWal.fullPages) : null,
+      storageOwnWalBytesPerDeliveryByKind: ownWal
+        ? Object.fromEntries(Object.entries(ownWal.byKind).map(([kind, bytes]) => [kind, perDelivery(bytes)]))
+        : null,
       storageEmptyDiskBytes: sum(empty),
       storageCheckpointDuringRun: checkpointed,
       storageAttempts: attempts,
       storageTables: tables,
+      storageRelationBytesPerDelivery: Object.fromEntries([...relations].map(([name, bytes]) => [name, perDelivery(bytes)])),
     };
     Object.assign(bench.results, figures);
     bench.row(
@@ -121,10 +126,26 @@ export async function storage(bench: Bench): Promise<void> {
     );
     bench.row(
       'storage',
+      "WAL bytes per delivery, this database's records, by resource manager / record type",
+      Object.entries(figures.storageOwnWalBytesPerDeliveryByKind ?? {})
+        .filter(([, bytes]) => bytes > 0)
+        .map(([kind, bytes]) => `${kind} ${bytes}`)
+        .join('; ') || 'not readable',
+    );
+    bench.row(
+      'storage',
       'bytes on disk per delivery once delivered, by table',
       Object.entries(tables)
         .filter(([, t]) => t.bytesPerDelivery > 0)
         .map(([name, t]) => `${name} ${t.bytesPerDelivery}`)
+        .join('; '),
+    );
+    bench.row(
+      'storage',
+      'bytes on disk per delivery once delivered, then VACUUM, by table and index (heap alone under the table name)',
+      Object.entries(figures.storageRelationBytesPerDelivery)
+        .filter(([, bytes]) => bytes > 0)
+        .map(([name, bytes]) => `${name} ${bytes}`)
         .join('; '),
     );
     bench.row('storage', 'attempts by outcome', formatCounts(attempts));
@@ -150,6 +171,20 @@ async function diskByTable(pool: Pool): Promise<Map<string, number>> {
      FROM pg_class c
      WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'm')
      GROUP BY 1`,
+  );
+  return new Map(rows.map((row) => [row.name, Number(row.bytes)]));
+}
+
+/**
+ * Bytes of each table's heap and of each of its indexes, partitions summed under the partitioned
+ * table and index they belong to, largest first: where a delivery's bytes are.
+ */
+async function diskByRelation(pool: Pool): Promise<Map<string, number>> {
+  const { rows } = await pool.query<{ name: string; bytes: string }>(
+    `SELECT coalesce(pg_partition_root(c.oid), c.oid)::regclass::text AS name, sum(pg_relation_size(c.oid))::bigint AS bytes
+     FROM pg_class c
+     WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'i')
+     GROUP BY 1 ORDER BY 2 DESC`,
   );
   return new Map(rows.map((row) => [row.name, Number(row.bytes)]));
 }
@@ -204,7 +239,11 @@ class OwnWal {
    * Bytes of the records from `start` to `published` and to `end` that change a page of this
    * database, and the commit records of their transactions.
    */
-  async bytes(start: string, published: string, end: string): Promise<{ publish: number; all: number; fullPages: number }> {
+  async bytes(
+    start: string,
+    published: string,
+    end: string,
+  ): Promise<{ publish: number; all: number; fullPages: number; byKind: Record<string, number> }> {
     // pg_walinspect reads only flushed WAL, and Hookline's dispatcher commits asynchronously: the
     // WAL writer flushes it within wal_writer_delay.
     const deadline = Date.now() + 10_000;
@@ -224,7 +263,22 @@ class OwnWal {
        FROM r WHERE ours OR xid IN (SELECT xid FROM writers)`,
       [start, end, `rel \\d+/${this.oid}/`, published],
     );
-    return { publish: Number(rows[0].publish), all: Number(rows[0].total), fullPages: Number(rows[0].full_pages) };
+    // The same records by resource manager and record type (an index insert, a heap update, a commit…).
+    const kinds = await this.client.query<{ kind: string; bytes: string }>(
+      `WITH r AS (
+         SELECT xid::text AS xid, resource_manager || '/' || split_part(record_type, ' ', 1) AS kind, record_length, block_ref ~ $3 AS ours
+         FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+       ), writers AS (SELECT DISTINCT xid FROM r WHERE ours AND xid <> '0')
+       SELECT kind, sum(record_length)::bigint AS bytes FROM r WHERE ours OR xid IN (SELECT xid FROM writers)
+       GROUP BY kind ORDER BY bytes DESC`,
+      [start, end, `rel \\d+/${this.oid}/`],
+    );
+    return {
+      publish: Number(rows[0].publish),
+      all: Number(rows[0].total),
+      fullPages: Number(rows[0].full_pages),
+      byKind: Object.fromEntries(kinds.rows.map((row) => [row.kind, Number(row.bytes)])),
+    };
   }
 
   async close(): Promise<void> {
