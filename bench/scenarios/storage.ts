@@ -253,31 +253,26 @@ class OwnWal {
       if (Date.now() > deadline) throw new Error(`WAL up to ${end} not flushed within 10 s`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const { rows } = await this.client.query<{ publish: string; total: string; full_pages: string }>(
+    // One read of the records, by resource manager and record type (an index insert, a heap
+    // update, a commit…); the totals are the kinds' sums.
+    const { rows } = await this.client.query<{ kind: string; publish: string; total: string; full_pages: string }>(
       `WITH r AS (
-         SELECT start_lsn, xid::text AS xid, record_length, fpi_length, block_ref ~ $3 AS ours
+         SELECT start_lsn, xid::text AS xid, resource_manager || '/' || split_part(record_type, ' ', 1) AS kind,
+           record_length, fpi_length, block_ref ~ $3 AS ours
          FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
        ), writers AS (SELECT DISTINCT xid FROM r WHERE ours AND xid <> '0')
-       SELECT coalesce(sum(record_length) FILTER (WHERE start_lsn < $4::pg_lsn), 0)::bigint AS publish,
-         coalesce(sum(record_length), 0)::bigint AS total, coalesce(sum(fpi_length), 0)::bigint AS full_pages
-       FROM r WHERE ours OR xid IN (SELECT xid FROM writers)`,
+       SELECT kind, coalesce(sum(record_length) FILTER (WHERE start_lsn < $4::pg_lsn), 0)::bigint AS publish,
+         sum(record_length)::bigint AS total, sum(fpi_length)::bigint AS full_pages
+       FROM r WHERE ours OR xid IN (SELECT xid FROM writers)
+       GROUP BY kind ORDER BY total DESC`,
       [start, end, `rel \\d+/${this.oid}/`, published],
     );
-    // The same records by resource manager and record type (an index insert, a heap update, a commit…).
-    const kinds = await this.client.query<{ kind: string; bytes: string }>(
-      `WITH r AS (
-         SELECT xid::text AS xid, resource_manager || '/' || split_part(record_type, ' ', 1) AS kind, record_length, block_ref ~ $3 AS ours
-         FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
-       ), writers AS (SELECT DISTINCT xid FROM r WHERE ours AND xid <> '0')
-       SELECT kind, sum(record_length)::bigint AS bytes FROM r WHERE ours OR xid IN (SELECT xid FROM writers)
-       GROUP BY kind ORDER BY bytes DESC`,
-      [start, end, `rel \\d+/${this.oid}/`],
-    );
+    const sum = (column: 'publish' | 'total' | 'full_pages'): number => rows.reduce((bytes, row) => bytes + Number(row[column]), 0);
     return {
-      publish: Number(rows[0].publish),
-      all: Number(rows[0].total),
-      fullPages: Number(rows[0].full_pages),
-      byKind: Object.fromEntries(kinds.rows.map((row) => [row.kind, Number(row.bytes)])),
+      publish: sum('publish'),
+      all: sum('total'),
+      fullPages: sum('full_pages'),
+      byKind: Object.fromEntries(rows.map((row) => [row.kind, Number(row.total)])),
     };
   }
 

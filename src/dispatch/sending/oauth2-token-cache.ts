@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { ReceiverAccess } from '../../webhooks/receiver-credentials';
+import { ENDPOINT_CACHE_ENTRIES } from './endpoint-cache-size';
 
 /** An access token and how long its server said it lasts. */
 export interface IssuedToken {
@@ -14,8 +15,6 @@ const DEFAULT_LIFETIME_MS = 60 * 60 * 1000;
 const RENEWAL_MARGIN_MS = 60_000;
 /** A failed token request answers the deliveries of the next moment too, so a refusing token server is not hammered. */
 const FAILURE_HOLD_MS = 2_000;
-/** Endpoints whose tokens are kept; past it the least recently used go, not every token at once. */
-const MAX_ENDPOINTS = 100_000;
 
 interface Entry {
   version: string;
@@ -37,7 +36,7 @@ export class OAuth2TokenCache {
     private readonly fetchToken: (access: ReceiverAccess) => Promise<IssuedToken>,
     private readonly now: () => number = Date.now,
     private readonly failureHoldMs = FAILURE_HOLD_MS,
-    capacity = MAX_ENDPOINTS,
+    capacity = ENDPOINT_CACHE_ENTRIES,
   ) {
     this.entries = new LRUCache({ max: capacity });
   }

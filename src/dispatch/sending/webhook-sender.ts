@@ -6,6 +6,7 @@ import type { ClientTls, ReceiverAccess } from '../../webhooks/receiver-credenti
 import { UrlPolicy } from '../../webhooks/url-policy';
 import { AttemptDeadlines, type DeadlineSignal } from './attempt-deadlines';
 import { EGRESS_PROXY_ERROR_CODE, egressConnector } from './egress-connector';
+import { ENDPOINT_CACHE_ENTRIES } from './endpoint-cache-size';
 import { OAuth2TokenError } from './oauth2-token-request';
 import { ReceiverAuthenticator } from './receiver-authenticator';
 import { retryAfterMs } from './retry-after';
@@ -310,10 +311,10 @@ interface ParsedTarget {
 /**
  * Endpoint URLs parsed once, not on every attempt: an endpoint receives many deliveries, and a
  * WHATWG URL parse per attempt showed up in the dispatcher's allocations. Bounded, the least
- * recently used going first, and larger than the endpoints a worker serves in turn.
+ * recently used going first.
  */
 class TargetCache {
-  private readonly parsed = new LRUCache<string, ParsedTarget>({ max: 100_000 });
+  private readonly parsed = new LRUCache<string, ParsedTarget>({ max: ENDPOINT_CACHE_ENTRIES });
 
   get(url: string): ParsedTarget {
     let target = this.parsed.get(url);

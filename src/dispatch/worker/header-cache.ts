@@ -1,9 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import { ReadBatcher } from '../../database/read-batcher';
+import { ENDPOINT_CACHE_ENTRIES } from '../sending/endpoint-cache-size';
 import type { SendableHeaders } from '../../webhooks/webhooks.service';
 
-/** As many endpoints as SecretCache keeps: a worker reads each endpoint's headers once per round of stores. */
-const MAX_CACHED_ENDPOINTS = 100_000;
 /** Reads of endpoints' headers out at once; misses that arrive meanwhile go together in the next. */
 const READS_IN_FLIGHT = 2;
 const ENDPOINTS_PER_READ = 500;
@@ -23,7 +22,7 @@ export class HeaderCache {
   private readonly entries: LRUCache<string, { revision: string; headers: Promise<SendableHeaders | undefined> }>;
   private readonly reads: ReadBatcher<string, SendableHeaders | undefined>;
 
-  constructor(load: (ids: readonly string[]) => Promise<Map<string, SendableHeaders>>, capacity = MAX_CACHED_ENDPOINTS) {
+  constructor(load: (ids: readonly string[]) => Promise<Map<string, SendableHeaders>>, capacity = ENDPOINT_CACHE_ENTRIES) {
     this.entries = new LRUCache({ max: capacity });
     this.reads = new ReadBatcher(
       async (ids: string[]) => {

@@ -1,12 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { SecretCipher } from '../../webhooks/secret-cipher';
+import { ENDPOINT_CACHE_ENTRIES } from '../sending/endpoint-cache-size';
 import { signingSecret, type SigningSecret } from '../sending/signature';
-
-/**
- * Endpoints whose secrets are kept (about 400 bytes each). Above the endpoints a worker serves in
- * turn: a cache smaller than the round of stores misses on every delivery, one decryption each.
- */
-const MAX_CACHED_SECRETS = 100_000;
 
 /**
  * The attempt error of a delivery whose endpoint's signing secret does not decrypt with this
@@ -36,7 +31,7 @@ export class SecretCache {
 
   constructor(
     private readonly cipher: Pick<SecretCipher, 'decrypt'>,
-    capacity = MAX_CACHED_SECRETS,
+    capacity = ENDPOINT_CACHE_ENTRIES,
   ) {
     this.secrets = new LRUCache({ max: capacity });
   }
