@@ -91,9 +91,7 @@ class FakeRepository {
     this.onRecorded(outcomes);
     return { scheduled: [], failing: [] };
   }
-  nextDueLookups = 0;
   async nextDueAt() {
-    this.nextDueLookups++;
     return null;
   }
   async releaseLeases(ids: string[]) {
@@ -214,23 +212,6 @@ describe('Dispatcher', () => {
     dispatcher.onApplicationBootstrap();
     await until(() => repository.recorded.length === 20);
     expect(repository.claims.length).toBeGreaterThanOrEqual(3);
-  });
-
-  it('asks when the next delivery is due only after a claim that left slots free', async () => {
-    hang = true;
-    // Every slot taken (8), more due: a freed slot starts the next claim, so the lookup is skipped.
-    repository.due = Array.from({ length: 12 }, (_, i) => claimed(`wh_${i}`));
-    dispatcher.onApplicationBootstrap();
-    await until(() => answers.length === 8);
-    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
-    expect(repository.nextDueLookups).toBe(0);
-    // The rest fit with slots to spare: now the worker asks what comes due next.
-    for (const answer of answers.splice(0)) answer(OK);
-    await until(() => repository.recorded.length === 12 || answers.length === 4);
-    for (const answer of answers.splice(0)) answer(OK);
-    await until(() => repository.recorded.length === 12);
-    dispatcher.wake();
-    await until(() => repository.nextDueLookups === 1);
   });
 
   it('backs off after a failed claim and claims again once the database answers', async () => {

@@ -246,13 +246,11 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       // After an outage, write the results kept in memory before claiming more: a lease that ran
       // out meanwhile would otherwise be claimed and its delivery sent again.
       if (this.recorder.failing) await this.recorder.flush();
-      let saturated = false;
       do {
         const room = this.inFlight.room;
         // More is due (the last claim was full) but few slots are free: wait until more are.
         if (room <= 0 || (this.claimRequested && room < this.refillMin)) {
           this.workWaiting = true;
-          saturated = true;
           break;
         }
         const limit = Math.min(room, CLAIM_BATCH);
@@ -261,7 +259,6 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
           after: this.storeCursor,
           stores: Math.min(STORE_TURNS, limit),
         });
-        saturated = claim.deliveries.length >= limit;
         if (claim.lastStore !== null) this.storeCursor = claim.lastStore;
         for (const delivery of claim.deliveries) this.start(delivery);
         // Put off by a rate limit: due again in a later second, which this worker claims on time.
@@ -277,11 +274,9 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       this.backoffMs = 0;
       this.claimFailures = 0;
       this.claimRetryAt = 0;
-      // Only when slots are left over: with every slot taken, work coming due waits for a slot
-      // anyway, and a freed slot starts a claim. The lookup probes each store with pending work,
-      // tens of milliseconds of the database's time at a thousand stores, so a busy worker skips it.
-      // Not awaited: claims (and publishes waiting to hand off) would wait for it.
-      if (!saturated) this.timer.checkNextDue();
+      // Not awaited: on a table with many dead index entries it can take tens of milliseconds,
+      // and claims (and publishes waiting to hand off) would wait for it.
+      this.timer.checkNextDue();
     } catch (error) {
       this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 100), MAX_BACKOFF_MS);
       this.claimFailures++;
