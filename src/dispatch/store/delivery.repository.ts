@@ -491,7 +491,8 @@ export class DeliveryRepository implements OnApplicationShutdown {
   }
 
   /**
-   * When the next pending delivery that no worker holds is due, if any. A lease that runs out (its
+   * When the next pending delivery that no worker holds is due, if any; once one is due, possibly
+   * not the earliest past time (the caller claims at once either way). A lease that runs out (its
    * worker died) is left to the one-second sweep.
    */
   async nextDueAt(): Promise<Date | null> {

@@ -537,16 +537,19 @@ WITH released AS (
 SELECT count(*)::int AS released FROM released;
 
 -- next-due
-WITH RECURSIVE stores(store_id) AS (
-  SELECT min(store_id) FROM delivery_queue
+WITH RECURSIVE stores(store_id, at) AS (
+  SELECT s.store_id, (SELECT q.next_attempt_at FROM delivery_queue q
+    WHERE q.store_id = s.store_id AND q.next_attempt_at IS NOT NULL AND q.lease_token IS NULL
+    ORDER BY q.next_attempt_at LIMIT 1)
+  FROM (SELECT min(store_id) AS store_id FROM delivery_queue) s
   UNION ALL
-  SELECT (SELECT min(q.store_id) FROM delivery_queue q WHERE q.store_id > s.store_id) FROM stores s WHERE s.store_id IS NOT NULL
+  SELECT n.store_id, (SELECT q.next_attempt_at FROM delivery_queue q
+    WHERE q.store_id = n.store_id AND q.next_attempt_at IS NOT NULL AND q.lease_token IS NULL
+    ORDER BY q.next_attempt_at LIMIT 1)
+  FROM stores s CROSS JOIN LATERAL (SELECT min(q.store_id) AS store_id FROM delivery_queue q WHERE q.store_id > s.store_id) n
+  WHERE s.store_id IS NOT NULL AND (s.at IS NULL OR s.at > now())
 )
-SELECT min(first.at) AS at FROM stores s CROSS JOIN LATERAL (
-  SELECT q.next_attempt_at AS at FROM delivery_queue q
-  WHERE q.store_id = s.store_id AND q.next_attempt_at IS NOT NULL AND q.lease_token IS NULL
-  ORDER BY q.next_attempt_at LIMIT 1
-) first;
+SELECT min(at) AS at FROM stores;
 
 -- next-due-on-cluster
 SELECT min(next_attempt_at) AS at FROM delivery_queue WHERE lease_token IS NULL;
