@@ -17,6 +17,12 @@ describe('fair dispatch between stores', () => {
   const HANGING = 10;
   const QUEUED_EVENTS = 300;
   const STORE_SLOTS = 16;
+  /**
+   * The quiet store's events, half while the first attempts hang and half after they time out.
+   * A hundred, so that the 99th percentile is a percentile (the second slowest), not the slowest:
+   * a single pause of the shared test machine is not what the promise is about.
+   */
+  const QUIET_EVENTS = 100;
   let receiver: Receiver;
   let t: TestApp;
   const held = new Set<ServerResponse>();
@@ -40,7 +46,7 @@ describe('fair dispatch between stores', () => {
     await receiver?.close();
   });
 
-  it("delivers another store's events within 250 ms (p99 of 50) while one store's 3,000 deliveries wait for 10 endpoints that never answer", async () => {
+  it("delivers another store's events within 250 ms (p99 of 100) while one store's 3,000 deliveries wait for 10 endpoints that never answer", async () => {
     expect(t.config.storeConcurrency).toBe(STORE_SLOTS);
     for (let i = 0; i < HANGING; i++) await createWebhook(t, `${receiver.url}/hang/${i}`, ['order.created']);
     const quiet = await createStoreWithKey(t, 'Quiet store', ['webhooks:read', 'webhooks:write', 'events:write']);
@@ -67,7 +73,7 @@ describe('fair dispatch between stores', () => {
     };
     // While the first attempts hang, then once they have timed out and the noisy store's
     // retries and its queue compete for the slots again.
-    await publishQuietly(25);
+    await publishQuietly(QUIET_EVENTS / 2);
     await eventually(
       () =>
         t.db.query<{ n: number }>(
@@ -76,12 +82,13 @@ describe('fair dispatch between stores', () => {
       ([row]) => row.n >= STORE_SLOTS,
       { deadlineMs: 20_000, intervalMs: 100, what: 'the first hanging attempts timed out' },
     );
-    await publishQuietly(25);
+    await publishQuietly(QUIET_EVENTS / 2);
 
     latencies.sort((a, b) => a - b);
     const p99 = latencies[Math.ceil(0.99 * latencies.length) - 1];
-    expect({ count: latencies.length, p99: p99 <= 250 ? 'at most 250 ms' : `${p99} ms (p50 ${latencies[24]} ms)` }).toEqual({
-      count: 50,
+    const p50 = latencies[Math.ceil(0.5 * latencies.length) - 1];
+    expect({ count: latencies.length, p99: p99 <= 250 ? 'at most 250 ms' : `${p99} ms (p50 ${p50} ms, slowest ${latencies.at(-1)} ms)` }).toEqual({
+      count: QUIET_EVENTS,
       p99: 'at most 250 ms',
     });
     // No store held more than STORE_CONCURRENCY slots at any moment.
