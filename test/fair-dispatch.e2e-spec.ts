@@ -87,7 +87,10 @@ describe('fair dispatch between stores', () => {
     latencies.sort((a, b) => a - b);
     const p99 = latencies[Math.ceil(0.99 * latencies.length) - 1];
     const p50 = latencies[Math.ceil(0.5 * latencies.length) - 1];
-    expect({ count: latencies.length, p99: p99 <= 250 ? 'at most 250 ms' : `${p99} ms (p50 ${p50} ms, slowest ${latencies.at(-1)} ms)` }).toEqual({
+    expect({
+      count: latencies.length,
+      p99: p99 <= 250 ? 'at most 250 ms' : `${p99} ms (p50 ${p50} ms, slowest ${latencies.at(-1)} ms)`,
+    }).toEqual({
       count: QUIET_EVENTS,
       p99: 'at most 250 ms',
     });
