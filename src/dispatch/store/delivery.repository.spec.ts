@@ -480,20 +480,21 @@ describe('DeliveryRepository', () => {
       expect(claim).toMatchObject({ crowdedStores: ['st_default'], turnsCut: false });
     });
 
-    it('answers when the next delivery no worker holds is due, across stores, and a past time once one is due', async () => {
+    it('answers when the next delivery no worker holds is due, across stores, and stops at the first store with one due', async () => {
       expect(await repository.nextDueAt()).toBeNull();
-      await dueIn('st_b', 1, -60);
-      await dueIn('st_c', 1, -30);
-      const firstOf = async (store: string): Promise<Date> =>
-        (await db.query<{ at: Date }>(`SELECT next_attempt_at AS at FROM delivery_queue WHERE store_id = $1`, [store]))[0].at;
+      const [later] = await dueIn('st_b', 1, -60);
+      const [sooner] = await dueIn('st_c', 1, -30);
+      const dueAtOf = async (id: string): Promise<Date> =>
+        (await db.query<{ at: Date }>(`SELECT next_attempt_at AS at FROM delivery_queue WHERE id = $1`, [id]))[0].at;
       // None due yet: the earliest of every store's first.
-      expect(await repository.nextDueAt()).toEqual(await firstOf('st_c'));
+      expect(await repository.nextDueAt()).toEqual(await dueAtOf(sooner));
       // A delivery a worker holds is not waiting.
-      await db.query(`UPDATE delivery_queue SET lease_token = 'w', lease_until = now() + interval '1 minute' WHERE store_id = 'st_c'`);
-      expect(await repository.nextDueAt()).toEqual(await firstOf('st_b'));
-      // Work due in a later store: the answer is a time already past.
-      await due('wh_a', 1);
-      expect((await repository.nextDueAt())!.getTime()).toBeLessThanOrEqual(Date.now());
+      await db.query(`UPDATE delivery_queue SET lease_token = 'w', lease_until = now() + interval '1 minute' WHERE id = $1`, [sooner]);
+      expect(await repository.nextDueAt()).toEqual(await dueAtOf(later));
+      // Due now in two stores: the walk ends at the first (st_b), not at the earliest due (st_c's).
+      const [dueNow] = await dueIn('st_b', 1, 10);
+      await dueIn('st_c', 1, 100);
+      expect(await repository.nextDueAt()).toEqual(await dueAtOf(dueNow));
     });
 
     it('starts after the store it is given, goes once around, and answers where the next claim goes on', async () => {
