@@ -15,11 +15,11 @@ import { Receiver } from './support/receiver';
 // dozens of claims in flight, small enough for CI (about 25 s each on two cores).
 const EVENTS = 2_000;
 const PATHS = ['/crash/a', '/crash/b'];
+/** npm run test:citus: the specs run against a Citus cluster. */
+const ON_CLUSTER = Boolean(process.env.CITUS_URL);
 // Six attempts over about 15 s, not three: CI runs two suites at once on two cores, and with three
 // processes starved for CPU a delivery's 2-second attempts can all time out, ending it `failed`.
 // Losing nothing on a crash is what this spec is about, not how starved attempts fare.
-/** npm run test:citus: the specs run against a Citus cluster. */
-const ON_CLUSTER = Boolean(process.env.CITUS_URL);
 // On a cluster under the whole suite's load an outcome can take longer than a second to be written:
 // its lease then ends first, another process sends the delivery again, and its late success only
 // adds an attempt row, so the margin there is longer.
