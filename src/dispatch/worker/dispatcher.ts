@@ -8,6 +8,7 @@ import { Tracing } from '../../observability/tracing';
 import { SecretCipher } from '../../webhooks/secret-cipher';
 import { WebhooksService } from '../../webhooks/webhooks.service';
 import { AttemptRunner } from './attempt-runner';
+import { ClaimPacing, PACING_WINDOW_MS, REFILL_SHARE } from './claim-pacing';
 import { AttemptOutcome, ClaimedDelivery, DeliveryRepository, HandOff, STORE_TURNS } from '../store/delivery.repository';
 import { describeAttempt } from './attempt-log';
 import { EndpointHealth } from '../health/endpoint-health';
@@ -22,13 +23,9 @@ import { WebhookSender } from '../sending/webhook-sender';
 
 const CLAIM_BATCH = 500;
 /**
- * While due work is waiting, a claim is worth its statement only when this share of the slots is
- * free: claiming each freed slot on its own ran one claim per completed attempt.
- */
-const REFILL_SHARE = 0.25;
-/**
- * The same for a store held to its STORE_CONCURRENCY: refilled as its attempts end, a quarter made
- * many small claims of one store; at half, fewer claims carry more.
+ * Free slots of a store held to its STORE_CONCURRENCY that are worth a claim (as ClaimPacing for
+ * all slots): refilled as its attempts end, a quarter made many small claims of one store; at
+ * half, fewer claims carry more.
  */
 const STORE_REFILL_SHARE = 0.5;
 /** The sender's time limit errors all read `timeout: …`. */
@@ -57,7 +54,11 @@ const MAX_BACKOFF_MS = 5_000;
 export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(Dispatcher.name);
   private readonly leaseMs: number;
-  private readonly refillMin: number;
+  /**
+   * While due work is waiting, how many free slots are worth a claim: claiming each freed slot on
+   * its own ran one claim per completed attempt.
+   */
+  private readonly pacing: ClaimPacing;
   /** Free slots of a store that are worth a claim (see STORE_REFILL_SHARE). */
   private readonly storeRefill: number;
   private readonly leaseToken = randomUUID();
@@ -95,7 +96,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
   ) {
     this.logsAttempts = config.logLevel === 'debug' || config.logLevel === 'trace';
     this.leaseMs = config.deliveryTimeoutMs + config.leaseMarginMs;
-    this.refillMin = Math.max(1, Math.floor(Math.min(config.dispatchConcurrency, CLAIM_BATCH) * REFILL_SHARE));
+    this.pacing = new ClaimPacing(Math.min(config.dispatchConcurrency, CLAIM_BATCH));
     this.storeRefill = Math.max(1, Math.floor(config.storeConcurrency * STORE_REFILL_SHARE));
     this.inFlight = new InFlight(config.dispatchConcurrency, config.endpointConcurrency, config.storeConcurrency, {
       endpoint: REFILL_SHARE,
@@ -187,7 +188,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       this.claiming = false;
       this.claimRound = undefined;
       // Sends that ended while this round was finishing asked for a claim it could no longer take.
-      if (this.claimRequested && !this.workWaiting && this.inFlight.room >= this.refillMin) this.wake();
+      if (this.claimRequested && !this.workWaiting && this.inFlight.room >= this.pacing.refill) this.wake();
     });
   }
 
@@ -249,8 +250,9 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       do {
         const room = this.inFlight.room;
         // More is due (the last claim was full) but few slots are free: wait until more are.
-        if (room <= 0 || (this.claimRequested && room < this.refillMin)) {
+        if (room <= 0 || (this.claimRequested && room < this.pacing.refill)) {
           this.workWaiting = true;
+          if (room > 0 && this.pacing.waitsLonger) this.timer.wakeAt(Date.now() + PACING_WINDOW_MS);
           break;
         }
         const limit = Math.min(room, CLAIM_BATCH);
@@ -308,7 +310,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
     this.inFlight.track(delivery, send, (freed) => {
       // A full endpoint's or store's slots are claimed again once a share of them is free, not one
       // by one: a dead endpoint's attempts time out a few at a time, and a claim per freed slot adds up.
-      if (freed.endpoint || freed.store || (this.workWaiting && this.inFlight.room >= this.refillMin)) {
+      if (freed.endpoint || freed.store || (this.workWaiting && this.inFlight.room >= this.pacing.refill)) {
         this.workWaiting = false;
         this.wake();
       }
