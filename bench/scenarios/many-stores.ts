@@ -39,7 +39,8 @@ export async function manyStores(bench: Bench): Promise<void> {
   const best = (...drains: Drain[]): Drain => drains.reduce((a, b) => (a.perSec >= b.perSec ? a : b));
   const one = best(runs[0], runs[3], runs[4]);
   const many = best(runs[1], runs[2], runs[5]);
-  const ratio = one.perSec > 0 ? round(many.perSec / one.perSec, 2) : 0;
+  // Three places: at two, a ratio just under the target would read as meeting it.
+  const ratio = one.perSec > 0 ? round(many.perSec / one.perSec, 3) : 0;
   const moreRatio = one.perSec > 0 ? round(more.perSec / one.perSec, 2) : 0;
   Object.assign(bench.results, {
     manyStoresOnePerSec: one.perSec,
