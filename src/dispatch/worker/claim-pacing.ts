@@ -57,11 +57,7 @@ export class ClaimPacing {
     return this.busyLoop ? this.busyRefill : this.idleRefill;
   }
 
-  /**
-   * Whether the worker now waits for more than it would with an idle loop. It should look again
-   * a window later: slots held by endpoints that never answer may keep the room below the higher
-   * bar for as long as their time limit, and only a claim or a freed slot reads the loop again.
-   */
+  /** Whether the worker now waits for more free slots than it would with an idle loop. */
   get waitsLonger(): boolean {
     return this.busyLoop && this.busyRefill > this.idleRefill;
   }

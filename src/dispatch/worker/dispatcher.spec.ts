@@ -4,6 +4,8 @@ import type { Metrics } from '../../observability/metrics';
 import type { WebhooksService } from '../../webhooks/webhooks.service';
 import type { SecretCipher } from '../../webhooks/secret-cipher';
 import type { AttemptOutcome, ClaimBatch, ClaimedDelivery, DeliveryRepository, SlotLimits, StoreTurns } from '../store/delivery.repository';
+import { performance } from 'node:perf_hooks';
+import { PACING_WINDOW_MS } from './claim-pacing';
 import { Dispatcher } from './dispatcher';
 import type { SendResult, WebhookSender } from '../sending/webhook-sender';
 
@@ -205,6 +207,30 @@ describe('Dispatcher', () => {
     dispatcher.wake();
     await until(() => repository.claims.length >= 2);
     expect(repository.claims.map((c) => c.turns.after).slice(0, 2)).toEqual(['', 'st_2']);
+  });
+
+  it('while its event loop is busy, waits for half its slots, and claims with a quarter once the loop has quietened', async () => {
+    let utilization = 1;
+    const loop = jest.spyOn(performance, 'eventLoopUtilization').mockImplementation(() => ({ idle: 0, active: 0, utilization }));
+    try {
+      const built = Date.now();
+      dispatcher = build(CONFIG);
+      hang = true;
+      repository.due = Array.from({ length: 20 }, (_, i) => claimed(`wh_${i}`, `st_${i}`));
+      dispatcher.onApplicationBootstrap();
+      await until(() => answers.length === CONFIG.dispatchConcurrency);
+      await until(() => Date.now() - built >= PACING_WINDOW_MS);
+      // 3 of 8 free: enough for an idle loop (a quarter), not for a busy one (half).
+      for (const answer of answers.splice(0, 3)) answer(OK);
+      for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(repository.claims).toHaveLength(1);
+      // Nothing frees a slot now: only the worker's own second look finds the loop idle.
+      utilization = 0;
+      await until(() => repository.claims.length === 2, 1_000);
+      expect(repository.claims[1].limit).toBe(3);
+    } finally {
+      loop.mockRestore();
+    }
   });
 
   it('claims again at once when a claim was full', async () => {

@@ -252,7 +252,7 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
         // More is due (the last claim was full) but few slots are free: wait until more are.
         if (room <= 0 || (this.claimRequested && room < this.pacing.refill)) {
           this.workWaiting = true;
-          if (room > 0 && this.pacing.waitsLonger) this.timer.wakeAt(Date.now() + PACING_WINDOW_MS);
+          this.lookAgainIfBusy();
           break;
         }
         const limit = Math.min(room, CLAIM_BATCH);
@@ -313,8 +313,19 @@ export class Dispatcher implements OnApplicationBootstrap, BeforeApplicationShut
       if (freed.endpoint || freed.store || (this.workWaiting && this.inFlight.room >= this.pacing.refill)) {
         this.workWaiting = false;
         this.wake();
+      } else if (this.workWaiting) {
+        this.lookAgainIfBusy();
       }
     });
+  }
+
+  /**
+   * Waiting for the higher bar of a busy loop (ClaimPacing), the worker looks again a window later:
+   * slots held by endpoints that never answer may keep the room below it until their time limit,
+   * and nothing else would read the loop again once it quietens.
+   */
+  private lookAgainIfBusy(): void {
+    if (this.inFlight.room > 0 && this.pacing.waitsLonger) this.timer.wakeAt(Date.now() + PACING_WINDOW_MS);
   }
 
   /** Several workers may see the same endpoint cross the thresholds: the disabling happens once (WebhooksService.disableFailing). */
