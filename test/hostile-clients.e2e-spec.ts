@@ -54,6 +54,21 @@ const ROUTES: Array<{ method: string; path: string; kind?: Kind }> = [
   { method: 'POST', path: '/deliveries/:id/retry', kind: 'del' },
 ];
 
+/** The route Express takes for a method and a raw path (non-strict: a trailing slash is ignored). */
+function routeTaken(method: string, path: string): { route: (typeof ROUTES)[number]; id: string | undefined } | undefined {
+  const bare = path.split('?')[0].slice(PREFIX.length);
+  for (const route of ROUTES.filter((candidate) => candidate.method === method)) {
+    const match = new RegExp(`^${route.path.replace(':id', '([^/]+)')}/?$`).exec(bare);
+    if (!match) continue;
+    try {
+      return { route, id: match[1] === undefined ? undefined : decodeURIComponent(match[1]) };
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 interface Sent {
   method: string;
   path: string;
@@ -755,12 +770,10 @@ describe('hostile clients', () => {
           expect({ read: what, after }).toEqual({ read: what, after: prior });
         } else if (JSON.stringify(after) !== JSON.stringify(prior)) {
           stats.acceptedWrites++;
-          // The route actually taken: the method may have been swapped for another route's.
-          const taken = ROUTES.find((route) => route.method === r.method && route.path === r.route.path) ?? {
-            method: r.method,
-            path: r.route.path,
-          };
-          await expectComplete(taken, id, answer);
+          // The route actually taken: the method may have been swapped for another route's, and an
+          // empty id or a trailing slash may have turned the path into another route's.
+          const taken = routeTaken(r.method, path) ?? { route: { method: r.method, path: r.route.path }, id };
+          await expectComplete(taken.route, taken.id, answer);
         }
       }
 
