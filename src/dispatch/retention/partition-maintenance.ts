@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { PARTITIONED_TABLES, type PartitionedTable, dayBounds, dayOfPartition, partitionName, planPartitions } from './partition-plan';
+import { type CompactedIndex, QueueCompaction } from './queue-compaction';
 
 /** Any fixed 64-bit number, other than the migrations' lock: one maintenance run at a time across instances. */
 const MAINTENANCE_LOCK_KEY = 7_338_249_012;
@@ -27,6 +28,8 @@ export interface MaintenanceReport {
   dropped: DroppedPartition[];
   /** Days past retention kept because a delivery of theirs is still pending. */
   keptPending: number[];
+  /** The queue's indexes rebuilt to give back the room a drained backlog left (QueueCompaction). */
+  compacted: CompactedIndex[];
 }
 
 interface Child {
@@ -42,20 +45,23 @@ interface Child {
  * A day is dropped only when none of its deliveries is still queued; attempts, deliveries and events of
  * the day go in that order. Each partition is detached CONCURRENTLY, so deliveries go on
  * meanwhile, then dropped. One run at a time across instances (an advisory lock); a run that stops
- * half-way is finished by the next.
+ * half-way is finished by the next. Last, the queue's indexes are rebuilt if a drained backlog
+ * left them far larger than their rows need (QueueCompaction).
  */
 export class PartitionMaintenance {
   /**
    * `concurrently`: detach without blocking deliveries. Citus detaches a distributed table's
-   * partition only at once, on every shard (docs/scaling.md, "Citus").
+   * partition only at once, on every shard (docs/scaling.md, "Citus"), and rebuilds no index
+   * concurrently: there the queue is not compacted.
    */
   constructor(
     private readonly pool: Pool,
     private readonly concurrently = true,
+    private readonly compaction: QueueCompaction | null = concurrently ? new QueueCompaction() : null,
   ) {}
 
   async run(nowMs: number, retentionDays: number, aheadDays = AHEAD_DAYS): Promise<MaintenanceReport> {
-    const report: MaintenanceReport = { ran: false, created: [], dropped: [], keptPending: [] };
+    const report: MaintenanceReport = { ran: false, created: [], dropped: [], keptPending: [], compacted: [] };
     const client = await this.pool.connect();
     try {
       const [{ locked }] = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [MAINTENANCE_LOCK_KEY]))
@@ -69,6 +75,7 @@ export class PartitionMaintenance {
         // (DeliveryLog's floors, DeliveryExpiry): one clock decides what is old.
         const { rows } = await client.query<{ ms: string }>('SELECT extract(epoch FROM now()) * 1000 AS ms');
         await this.dropExpired(client, Number(rows[0].ms), retentionDays, report);
+        if (this.compaction) report.compacted = await this.compaction.run(client);
       } finally {
         await client.query('RESET lock_timeout');
         await client.query('SELECT pg_advisory_unlock($1)', [MAINTENANCE_LOCK_KEY]);

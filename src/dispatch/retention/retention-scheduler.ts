@@ -43,6 +43,9 @@ export class RetentionScheduler implements OnApplicationBootstrap {
         this.metrics.retentionRowsRemoved.inc({ table: dropped.table }, dropped.rows);
         this.logger.log(`retention dropped ${partitionName(dropped.table, dropped.day)} (${dropped.rows} rows)`);
       }
+      for (const index of report.compacted) {
+        this.logger.log(`rebuilt ${index.name}, left larger by a drained backlog: ${mb(index.bytesBefore)} → ${mb(index.bytesAfter)}`);
+      }
       for (const day of report.keptPending) {
         this.logger.log(`retention kept ${partitionName('delivery_log', day)}: a delivery of that day is still queued`);
       }
@@ -52,4 +55,8 @@ export class RetentionScheduler implements OnApplicationBootstrap {
       return null;
     }
   }
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
