@@ -60,7 +60,12 @@ export class PartitionMaintenance {
     private readonly compaction: QueueCompaction | null = concurrently ? new QueueCompaction() : null,
   ) {}
 
-  async run(nowMs: number, retentionDays: number, aheadDays = AHEAD_DAYS): Promise<MaintenanceReport> {
+  /** `compact`: rebuild the queue's indexes if they need it (not at start: it may take a while). */
+  async run(
+    nowMs: number,
+    retentionDays: number,
+    { compact = true, aheadDays = AHEAD_DAYS }: { compact?: boolean; aheadDays?: number } = {},
+  ): Promise<MaintenanceReport> {
     const report: MaintenanceReport = { ran: false, created: [], dropped: [], keptPending: [], compacted: [] };
     const client = await this.pool.connect();
     try {
@@ -75,7 +80,7 @@ export class PartitionMaintenance {
         // (DeliveryLog's floors, DeliveryExpiry): one clock decides what is old.
         const { rows } = await client.query<{ ms: string }>('SELECT extract(epoch FROM now()) * 1000 AS ms');
         await this.dropExpired(client, Number(rows[0].ms), retentionDays, report);
-        if (this.compaction) report.compacted = await this.compaction.run(client);
+        if (compact && this.compaction) report.compacted = await this.compaction.run(client);
       } finally {
         await client.query('RESET lock_timeout');
         await client.query('SELECT pg_advisory_unlock($1)', [MAINTENANCE_LOCK_KEY]);

@@ -18,7 +18,7 @@ export interface CompactedIndex {
  * emptied pages for reuse but never returns them, so indexes sized for the largest backlog the
  * queue ever held would stay that size; each index far larger than its rows need is rebuilt with
  * `REINDEX CONCURRENTLY`, which lets claims, publishes and outcomes go on meanwhile, and costs
- * little, since it reads only the rows still queued (docs/operations.md). An index a rebuild
+ * one read of the queue's table, small once the backlog drained (docs/operations.md). An index a rebuild
  * stopped half-way (a lock not granted within the run's lock timeout) left invalid is dropped
  * first.
  */

@@ -10,6 +10,8 @@ import { partitionName } from './partition-plan';
 /**
  * Runs {@link PartitionMaintenance} at start (so that this instance's clock has its partitions
  * before it publishes) and every hour on every instance; the advisory lock lets one run at a time.
+ * The queue's indexes are rebuilt by the hourly runs only: a rebuild reads the queue's table, and
+ * the start waits for its run.
  */
 @Injectable()
 export class RetentionScheduler implements OnApplicationBootstrap {
@@ -26,7 +28,7 @@ export class RetentionScheduler implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.run();
+    await this.run(Date.now(), { compact: false });
   }
 
   @Cron(CronExpression.EVERY_HOUR)
@@ -35,9 +37,9 @@ export class RetentionScheduler implements OnApplicationBootstrap {
   }
 
   /** One maintenance run now; never throws (the next run tries again). */
-  async run(nowMs = Date.now()): Promise<MaintenanceReport | null> {
+  async run(nowMs = Date.now(), { compact = true } = {}): Promise<MaintenanceReport | null> {
     try {
-      const report = await this.maintenance.run(nowMs, this.config.retentionDays);
+      const report = await this.maintenance.run(nowMs, this.config.retentionDays, { compact });
       for (const dropped of report.dropped) {
         this.metrics.retentionPartitionsDropped.inc({ table: dropped.table });
         this.metrics.retentionRowsRemoved.inc({ table: dropped.table }, dropped.rows);
