@@ -1,9 +1,7 @@
-import { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
+import { type TestDatabase } from '../../../test/support/database';
+import { createMigratedTestDatabase } from '../../../test/support/migrated-database';
 import { newId } from '../../common/ids';
 import type { AppConfig } from '../../config/app-config';
-import { dataSourceOptions } from '../../database/data-source-options';
-import { runMigrationsLocked } from '../../database/run-migrations';
 import type { SqlPool } from '../../database/sql-pool';
 import { Metrics } from '../../observability/metrics';
 import { DeliveryExpiry, expiredDeliveryError, expiryIntervalMs } from './delivery-expiry';
@@ -27,10 +25,7 @@ describe('DeliveryExpiry', () => {
   let expiry: DeliveryExpiry;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
-    await runMigrationsLocked(dataSource);
-    await dataSource.destroy();
+    db = await createMigratedTestDatabase();
     pool = new Pool({ connectionString: db.url, max: 2 });
     metrics = new Metrics();
     expiry = new DeliveryExpiry({ maxDeliveryAgeMs: AGE_MS } as AppConfig, pool as unknown as SqlPool, metrics);

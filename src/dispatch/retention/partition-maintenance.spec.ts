@@ -1,9 +1,7 @@
 import { Pool } from 'pg';
-import { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
+import { type TestDatabase } from '../../../test/support/database';
+import { createMigratedTestDatabase } from '../../../test/support/migrated-database';
 import { newId, newIdAtTimeOf } from '../../common/ids';
-import { dataSourceOptions } from '../../database/data-source-options';
-import { runMigrationsLocked } from '../../database/run-migrations';
 import { PartitionMaintenance } from './partition-maintenance';
 import { DAY_MS, dayOf, partitionName } from './partition-plan';
 
@@ -16,10 +14,7 @@ describe('PartitionMaintenance', () => {
   const today = dayOf(now);
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
-    await runMigrationsLocked(dataSource);
-    await dataSource.destroy();
+    db = await createMigratedTestDatabase();
     pool = new Pool({ connectionString: db.url, max: 3 });
     maintenance = new PartitionMaintenance(pool);
     await db.query(

@@ -1,8 +1,6 @@
 import { Pool, type PoolClient } from 'pg';
-import { DataSource } from 'typeorm';
-import { createTestDatabase, type TestDatabase } from '../../../test/support/database';
-import { dataSourceOptions } from '../../database/data-source-options';
-import { runMigrationsLocked } from '../../database/run-migrations';
+import { type TestDatabase } from '../../../test/support/database';
+import { createMigratedTestDatabase } from '../../../test/support/migrated-database';
 import { MIN_COMPACTED_BYTES, QueueCompaction, shouldCompact } from './queue-compaction';
 
 describe('shouldCompact', () => {
@@ -24,10 +22,7 @@ describe('QueueCompaction', () => {
   const compaction = new QueueCompaction(64 * 1024);
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const dataSource = await new DataSource(dataSourceOptions(db.url, 2)).initialize();
-    await runMigrationsLocked(dataSource);
-    await dataSource.destroy();
+    db = await createMigratedTestDatabase();
     pool = new Pool({ connectionString: db.url, max: 2 });
     client = await pool.connect();
     await db.query(
