@@ -22,7 +22,7 @@
  *   --contenders=a,b   peers scenario: only these of ceiling, pg-boss, bullmq, hookline
  *   --deliveries=N     peers scenario: N deliveries per drain
  *   --claim-finished=N claim scenario: N finished deliveries beside the due ones (default 2,000,000)
- *   --keep             keep the temporary directory (transpiled code, child logs)
+ *   --keep             keep the temporary directory (transpiled code, child logs) and the databases
  *   --out=FILE         where to write the results (default bench/results.json)
  */
 import { writeFileSync } from 'node:fs';

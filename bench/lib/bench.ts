@@ -317,7 +317,10 @@ export class Bench {
     this.cleaned = true;
     await this.registry.stopAll(10_000).catch(() => undefined);
     for (const db of [this.db, ...this.extraDatabases]) {
-      if (db) await db.drop().catch((error: unknown) => console.error(`could not drop ${db.name}: ${String(error)}`));
+      if (!db) continue;
+      // A kept database is dropped as stale by the first run an hour later.
+      if (this.options.keep) this.log(`kept database ${db.name}`);
+      else await db.drop().catch((error: unknown) => console.error(`could not drop ${db.name}: ${String(error)}`));
     }
     if (this.options.keep) this.log(`kept ${this.tmpDir}`);
     else rmSync(this.tmpDir, { recursive: true, force: true });
