@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import type { EventType } from '../../src/catalogue/event-catalogue';
 import type { Bench } from '../lib/bench';
 import { DISPATCH_CONCURRENCY, ENDPOINTS } from '../lib/config';
@@ -88,6 +89,14 @@ function hooklineCpuS(...drains: Drain[]): number {
   );
 }
 
+/** The server's WAL and checkpoint counters: a checkpoint inside a drain makes it write whole pages. */
+async function walCounters(pool: Pool): Promise<{ bytes: number; fpi: number; checkpoints: number }> {
+  const { rows } = await pool.query<{ bytes: string; fpi: string; checkpoints: string }>(
+    `SELECT w.wal_bytes AS bytes, w.wal_fpi AS fpi, b.checkpoints_timed + b.checkpoints_req AS checkpoints FROM pg_stat_wal w, pg_stat_bgwriter b`,
+  );
+  return { bytes: Number(rows[0].bytes), fpi: Number(rows[0].fpi), checkpoints: Number(rows[0].checkpoints) };
+}
+
 interface Drain {
   perSec: number;
   hooklineCpuS: number;
@@ -118,15 +127,21 @@ async function drain(bench: Bench, label: string, storeCount: number, total: num
   await bench.startHookline(label, undefined, { STORE_CONCURRENCY: String(DISPATCH_CONCURRENCY) });
   await bench.resetSqlStats();
   const cpu = await bench.cpuSnapshot();
+  const wal = await walCounters(pool);
   await bench.profileStart();
   await releaseStores(pool, stores);
   const arrived = await bench.waitForArrivals(prefix, published.deliveries, 60_000);
   const use = await bench.cpuSince(label, cpu);
+  const walEnd = await walCounters(pool);
   await bench.collectSqlStats(label);
   await bench.stopHookline();
   const perSec = arrived.unique === published.deliveries ? Math.round(arrived.unique / ((arrived.last - arrived.first) / 1000)) : 0;
   const hooklineCpuMs = round((use.hooklineCpuS * 1000) / published.deliveries, 3);
   const postgresCpuMs = round((use.postgresCpuS * 1000) / published.deliveries, 3);
-  bench.log(`  ${label}: ${arrived.unique} of ${published.deliveries} in ${Math.round(arrived.last - arrived.first)} ms: ${perSec}/s`);
+  bench.log(
+    `  ${label}: ${arrived.unique} of ${published.deliveries} in ${Math.round(arrived.last - arrived.first)} ms: ${perSec}/s; ` +
+      `server WAL ${Math.round((walEnd.bytes - wal.bytes) / published.deliveries)} B per delivery, ` +
+      `${walEnd.fpi - wal.fpi} full-page images, ${walEnd.checkpoints - wal.checkpoints} checkpoints begun`,
+  );
   return { perSec, hooklineCpuS: use.hooklineCpuS, hooklineCpuMs, postgresCpuMs };
 }
