@@ -87,12 +87,13 @@ describe('Hookline on DATABASE_URL with a role that is no superuser', () => {
       ([only]) => only?.status === 'succeeded',
     );
 
-    // A day past RETENTION_DAYS=30 made by hand, then a run ten days ahead of the clock: days ahead
-    // are created and attached, the old one detached and dropped, all as the app's role.
+    // A day past RETENTION_DAYS=30 and a settled one made by hand, then a run ten days ahead of the
+    // clock: days ahead are created and attached, the old one detached and dropped, the settled
+    // one's indexes rebuilt, all as the app's role.
     const today = dayOf(Date.now());
     const pool = new Pool({ connectionString: t.db.url, max: 1 });
     try {
-      await new PartitionMaintenance(pool).ensureDays([today - 45]);
+      await new PartitionMaintenance(pool).ensureDays([today - 45, today - 3]);
     } finally {
       await pool.end();
     }
@@ -105,5 +106,6 @@ describe('Hookline on DATABASE_URL with a role that is no superuser', () => {
       ['delivery_log', today - 45],
       ['events', today - 45],
     ]);
+    expect(report?.compacted.map((c) => c.reason)).toEqual(Array(5).fill('packed once its day settled'));
   });
 });

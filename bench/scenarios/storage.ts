@@ -6,7 +6,9 @@ import { ENDPOINTS } from '../lib/config';
 import { attemptOutcomes, BENCH_APPLICATION_NAME, BenchDatabase, createDatabase, statusCounts } from '../lib/db';
 import { awaitDrain } from '../lib/drain';
 import { formatCounts } from '../lib/report';
+import { DAY_MS, dayOf } from '../../src/dispatch/retention/partition-plan';
 import { QueueCompaction } from '../../src/dispatch/retention/queue-compaction';
+import { SettledDayCompaction } from '../../src/dispatch/retention/settled-day-compaction';
 
 const TYPE: EventType = 'order.created';
 const PREFIX = '/ok/storage/';
@@ -76,12 +78,17 @@ export async function storage(bench: Bench): Promise<void> {
     // What the hourly maintenance then does to the queue's indexes, which VACUUM leaves the size
     // of the backlog they held.
     const client = await db.pool.connect();
+    let maintained: Map<string, number>;
+    let settled: Map<string, number>;
     try {
       await new QueueCompaction().run(client);
+      maintained = await diskByTable(db.pool);
+      // And what it does once the day has settled (on the day after tomorrow's clock): packs the day's indexes.
+      await new SettledDayCompaction().run(client, (dayOf(Date.now()) + 2) * DAY_MS);
+      settled = await diskByTable(db.pool);
     } finally {
       client.release();
     }
-    const maintained = await diskByTable(db.pool);
     const relations = await diskByRelation(db.pool);
 
     const perDelivery = (bytes: number): number => Math.round(bytes / total);
@@ -102,6 +109,7 @@ export async function storage(bench: Bench): Promise<void> {
       storageDiskBytesPerDelivery: perDelivery(sum(drained)),
       storageDiskBytesPerDeliveryVacuumed: perDelivery(sum(vacuumed)),
       storageDiskBytesPerDeliveryMaintained: perDelivery(sum(maintained)),
+      storageDiskBytesPerDeliverySettled: perDelivery(sum(settled)),
       storagePendingDiskBytesPerDelivery: perDelivery(sum(pending)),
       storageWalBytesPerDelivery: perDelivery(wal),
       storagePublishWalBytesPerDelivery: perDelivery(publishWal),
@@ -120,8 +128,8 @@ export async function storage(bench: Bench): Promise<void> {
     Object.assign(bench.results, figures);
     bench.row(
       'storage',
-      `bytes on disk per delivery (${total}): all pending / all delivered / delivered, then VACUUM / then the maintenance`,
-      `${figures.storagePendingDiskBytesPerDelivery} / ${figures.storageDiskBytesPerDelivery} / ${figures.storageDiskBytesPerDeliveryVacuumed} / ${figures.storageDiskBytesPerDeliveryMaintained}`,
+      `bytes on disk per delivery (${total}): all pending / all delivered / delivered, then VACUUM / then the maintenance / once the day settled`,
+      `${figures.storagePendingDiskBytesPerDelivery} / ${figures.storageDiskBytesPerDelivery} / ${figures.storageDiskBytesPerDeliveryVacuumed} / ${figures.storageDiskBytesPerDeliveryMaintained} / ${figures.storageDiskBytesPerDeliverySettled}`,
     );
     bench.row(
       'storage',
@@ -153,7 +161,7 @@ export async function storage(bench: Bench): Promise<void> {
     );
     bench.row(
       'storage',
-      'bytes on disk per delivery once delivered, then VACUUM and the maintenance, by table and index (heap alone under the table name)',
+      'bytes on disk per delivery once delivered, then VACUUM, the maintenance and the day settled, by table and index (heap alone under the table name)',
       Object.entries(figures.storageRelationBytesPerDelivery)
         .filter(([, bytes]) => bytes > 0)
         .map(([name, bytes]) => `${name} ${bytes}`)
@@ -162,7 +170,7 @@ export async function storage(bench: Bench): Promise<void> {
     bench.row('storage', 'attempts by outcome', formatCounts(attempts));
     bench.log(
       `  on disk per delivery: ${figures.storagePendingDiskBytesPerDelivery} pending, ${figures.storageDiskBytesPerDelivery} delivered, ` +
-        `${figures.storageDiskBytesPerDeliveryVacuumed} vacuumed, ${figures.storageDiskBytesPerDeliveryMaintained} after the maintenance; WAL ${figures.storageWalBytesPerDelivery} per delivery ` +
+        `${figures.storageDiskBytesPerDeliveryVacuumed} vacuumed, ${figures.storageDiskBytesPerDeliveryMaintained} after the maintenance, ${figures.storageDiskBytesPerDeliverySettled} once the day settled; WAL ${figures.storageWalBytesPerDelivery} per delivery ` +
         `(this database's: ${figures.storageOwnWalBytesPerDelivery ?? 'not readable'})`,
     );
   } finally {

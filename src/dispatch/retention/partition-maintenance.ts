@@ -1,6 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
 import { PARTITIONED_TABLES, type PartitionedTable, dayBounds, dayOfPartition, partitionName, planPartitions } from './partition-plan';
-import { type CompactedIndex, QueueCompaction } from './queue-compaction';
+import type { CompactedIndex } from './index-rebuild';
+import { QueueCompaction } from './queue-compaction';
+import { SettledDayCompaction } from './settled-day-compaction';
 
 /** Any fixed 64-bit number, other than the migrations' lock: one maintenance run at a time across instances. */
 const MAINTENANCE_LOCK_KEY = 7_338_249_012;
@@ -28,7 +30,10 @@ export interface MaintenanceReport {
   dropped: DroppedPartition[];
   /** Days past retention kept because a delivery of theirs is still pending. */
   keptPending: number[];
-  /** The queue's indexes rebuilt to give back the room a drained backlog left (QueueCompaction). */
+  /**
+   * Indexes rebuilt: the queue's, to give back the room a drained backlog left (QueueCompaction),
+   * and a settled day's, packed (SettledDayCompaction).
+   */
   compacted: CompactedIndex[];
 }
 
@@ -46,21 +51,23 @@ interface Child {
  * the day go in that order. Each partition is detached CONCURRENTLY, so deliveries go on
  * meanwhile, then dropped. One run at a time across instances (an advisory lock); a run that stops
  * half-way is finished by the next. Last, the queue's indexes are rebuilt if a drained backlog
- * left them far larger than their rows need (QueueCompaction).
+ * left them far larger than their rows need (QueueCompaction), and a settled day's are packed
+ * (SettledDayCompaction).
  */
 export class PartitionMaintenance {
   /**
    * `concurrently`: detach without blocking deliveries. Citus detaches a distributed table's
    * partition only at once, on every shard (docs/scaling.md, "Citus"), and rebuilds no index
-   * concurrently: there the queue is not compacted.
+   * concurrently: there no index is rebuilt.
    */
   constructor(
     private readonly pool: Pool,
     private readonly concurrently = true,
     private readonly compaction: QueueCompaction | null = concurrently ? new QueueCompaction() : null,
+    private readonly packing: SettledDayCompaction | null = concurrently ? new SettledDayCompaction() : null,
   ) {}
 
-  /** `compact`: rebuild the queue's indexes if they need it (not at start: it may take a while). */
+  /** `compact`: rebuild the indexes that need it (not at start: it may take a while). */
   async run(
     nowMs: number,
     retentionDays: number,
@@ -80,7 +87,8 @@ export class PartitionMaintenance {
         // (DeliveryLog's floors, DeliveryExpiry): one clock decides what is old.
         const { rows } = await client.query<{ ms: string }>('SELECT extract(epoch FROM now()) * 1000 AS ms');
         await this.dropExpired(client, Number(rows[0].ms), retentionDays, report);
-        if (compact && this.compaction) report.compacted = await this.compaction.run(client);
+        if (compact && this.compaction) report.compacted.push(...(await this.compaction.run(client)));
+        if (compact && this.packing) report.compacted.push(...(await this.packing.run(client, Number(rows[0].ms))));
       } finally {
         await client.query('RESET lock_timeout');
         await client.query('SELECT pg_advisory_unlock($1)', [MAINTENANCE_LOCK_KEY]);

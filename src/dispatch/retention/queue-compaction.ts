@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { type CompactedIndex, dropInterruptedRebuilds, rebuildIndex } from './index-rebuild';
 
 /** An index smaller than this is left as it is: a rebuild would give back less. */
 export const MIN_COMPACTED_BYTES = 1024 * 1024;
@@ -6,12 +7,6 @@ export const MIN_COMPACTED_BYTES = 1024 * 1024;
 const FRESH_ENTRY_BYTES = 128;
 /** An index this many times the size a fresh one of the queue's rows would take is rebuilt. */
 const BLOAT_FACTOR = 4;
-
-export interface CompactedIndex {
-  name: string;
-  bytesBefore: number;
-  bytesAfter: number;
-}
 
 /**
  * Gives back the room the queue's indexes kept after a backlog drained. `VACUUM` frees their
@@ -27,7 +22,7 @@ export class QueueCompaction {
 
   /** Runs on `client`, outside any transaction, under the maintenance lock. */
   async run(client: PoolClient): Promise<CompactedIndex[]> {
-    await this.dropLeftovers(client);
+    await dropInterruptedRebuilds(client, ['delivery_queue']);
     const { rows } = await client.query<{ name: string; bytes: string; live: string }>(
       `SELECT c.relname AS name, pg_relation_size(c.oid) AS bytes,
          greatest(coalesce(s.n_live_tup, 0), t.reltuples, 0)::bigint AS live
@@ -42,28 +37,13 @@ export class QueueCompaction {
     for (const row of rows) {
       const bytesBefore = Number(row.bytes);
       if (!shouldCompact(bytesBefore, Number(row.live), this.minBytes)) continue;
-      await client.query(`REINDEX INDEX CONCURRENTLY ${quoteIdent(row.name)}`);
-      const [{ bytes }] = (await client.query<{ bytes: string }>(`SELECT pg_relation_size($1::regclass) AS bytes`, [row.name])).rows;
-      compacted.push({ name: row.name, bytesBefore, bytesAfter: Number(bytes) });
+      compacted.push(await rebuildIndex(client, row.name, 'left larger by a drained backlog', bytesBefore));
     }
     return compacted;
-  }
-
-  /** The invalid copies a rebuild leaves when it stops half-way (`<index>_ccnew`, `<index>_ccold`). */
-  private async dropLeftovers(client: PoolClient): Promise<void> {
-    const { rows } = await client.query<{ name: string }>(
-      `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-       WHERE i.indrelid = 'delivery_queue'::regclass AND NOT i.indisvalid AND c.relname ~ '_cc(new|old)[0-9]*$'`,
-    );
-    for (const { name } of rows) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${quoteIdent(name)}`);
   }
 }
 
 /** Whether an index of `bytes` over `liveRows` rows is worth a rebuild. */
 export function shouldCompact(bytes: number, liveRows: number, minBytes = MIN_COMPACTED_BYTES): boolean {
   return bytes >= minBytes && bytes > liveRows * FRESH_ENTRY_BYTES * BLOAT_FACTOR;
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }

@@ -10,8 +10,8 @@ import { partitionName } from './partition-plan';
 /**
  * Runs {@link PartitionMaintenance} at start (so that this instance's clock has its partitions
  * before it publishes) and every hour on every instance; the advisory lock lets one run at a time.
- * The queue's indexes are rebuilt by the hourly runs only: a rebuild reads the queue's table, and
- * the start waits for its run.
+ * Indexes are rebuilt by the hourly runs only: a rebuild reads a whole table, and the start waits
+ * for its run.
  */
 @Injectable()
 export class RetentionScheduler implements OnApplicationBootstrap {
@@ -46,7 +46,7 @@ export class RetentionScheduler implements OnApplicationBootstrap {
         this.logger.log(`retention dropped ${partitionName(dropped.table, dropped.day)} (${dropped.rows} rows)`);
       }
       for (const index of report.compacted) {
-        this.logger.log(`rebuilt ${index.name}, left larger by a drained backlog: ${mb(index.bytesBefore)} → ${mb(index.bytesAfter)}`);
+        this.logger.log(`rebuilt ${index.name}, ${index.reason}: ${mb(index.bytesBefore)} → ${mb(index.bytesAfter)}`);
       }
       for (const day of report.keptPending) {
         this.logger.log(`retention kept ${partitionName('delivery_log', day)}: a delivery of that day is still queued`);
