@@ -16,6 +16,7 @@ import { ReceiverAuthentication1796700000000 } from './migrations/1796700000000-
 import { CitusDistribution1796800000000 } from './migrations/1796800000000-CitusDistribution';
 import { EventTraceparent1796900000000 } from './migrations/1796900000000-EventTraceparent';
 import { HotQueue1797000000000 } from './migrations/1797000000000-HotQueue';
+import { LogWithoutForeignKeys1797100000000 } from './migrations/1797100000000-LogWithoutForeignKeys';
 
 /** Every migration, in order. Listed explicitly so that ts-jest, ts-node and dist/ all agree. */
 export const MIGRATIONS = [
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   CitusDistribution1796800000000,
   EventTraceparent1796900000000,
   HotQueue1797000000000,
+  LogWithoutForeignKeys1797100000000,
 ];
 
 /**
