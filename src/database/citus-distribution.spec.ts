@@ -162,6 +162,19 @@ onCluster('the migrations on a Citus coordinator', () => {
         { table: 'stores', method: 'n' },
       ]);
       expect(await restored.query(`SELECT id FROM stores`)).toEqual([{ id: 'st_default' }]);
+      // The plain server's trigger in place of the log's keys is undone: Citus keeps the keys.
+      expect(await restored.query(`SELECT tgname FROM pg_trigger WHERE tgrelid = 'webhooks'::regclass AND NOT tgisinternal`)).toEqual([]);
+      expect(
+        await restored.query(
+          `SELECT conname AS name FROM pg_constraint WHERE contype = 'f' AND conparentid = 0
+           AND conrelid IN ('delivery_log'::regclass, 'delivery_queue'::regclass) ORDER BY 1`,
+        ),
+      ).toEqual([
+        { name: 'deliveries_store_id_fkey' },
+        { name: 'deliveries_webhook_id_fkey' },
+        { name: 'delivery_queue_store_id_fkey' },
+        { name: 'delivery_queue_webhook_id_fkey' },
+      ]);
     } finally {
       await admin.end();
       await restored.drop();

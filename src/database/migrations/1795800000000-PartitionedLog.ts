@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import type { Query } from './migration-query';
 import { idTime, timeDigits } from '../../common/ids';
 
 const DAY_MS = 86_400_000;
@@ -11,8 +12,6 @@ const LOG_TABLES = [
   { table: 'deliveries', key: 'id', prefix: 'del_' },
   { table: 'delivery_attempts', key: 'delivery_id', prefix: 'del_' },
 ] as const;
-
-type Query = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
 
 function dayName(day: number): string {
   return new Date(day * DAY_MS).toISOString().slice(0, 10).replace(/-/g, '');

@@ -1,12 +1,12 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { restoreLogKeys } from './1797100000000-LogWithoutForeignKeys';
+import type { Query } from './migration-query';
 
 /** Small tables looked up before a store is known (by a key's or a session's hash), or deployment-wide: a copy on every node. */
 export const REFERENCE_TABLES = ['stores', 'api_keys', 'settings', 'portal_sessions'] as const;
 
 /** The table every other store-owned table is co-located with. */
 const ANCHOR = 'webhooks';
-
-export type Query = <T = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<T[]>;
 
 /**
  * On a Citus coordinator (the `citus` extension present), spreads the schema over the worker nodes
@@ -49,6 +49,8 @@ export async function distributeOnCitus(q: Query): Promise<boolean> {
   if (done) return false;
   // Writes to reference tables and shards in one transaction go over one connection per node.
   await q(`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`);
+  // Migrated on plain PostgreSQL: Citus distributes no table with a trigger, and keeps the log's keys.
+  await restoreLogKeys(q);
 
   const reference = (
     await q<{ name: string }>(

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import type { Query } from './migration-query';
 
 /**
  * Fewer foreign-key checks on the rows every delivery writes (docs/architecture.md, "Storage").
@@ -39,16 +40,28 @@ export class LogWithoutForeignKeys1797100000000 implements MigrationInterface {
 
   async down(queryRunner: QueryRunner): Promise<void> {
     if (await distributed(queryRunner)) return;
-    await queryRunner.query(`DROP TRIGGER IF EXISTS webhooks_delete_log ON webhooks`);
-    await queryRunner.query(`DROP FUNCTION IF EXISTS delete_endpoint_log()`);
-    await queryRunner.query(
-      `ALTER TABLE delivery_log ADD CONSTRAINT deliveries_store_id_fkey FOREIGN KEY (store_id) REFERENCES stores (id)`,
-    );
-    await queryRunner.query(
-      `ALTER TABLE delivery_log ADD CONSTRAINT deliveries_webhook_id_fkey
-       FOREIGN KEY (webhook_id, store_id) REFERENCES webhooks (id, store_id) ON DELETE CASCADE`,
-    );
+    await restoreLogKeys((sql, params) => queryRunner.query(sql, params));
   }
+}
+
+/**
+ * Undoes the migration where it ran: the trigger goes and the keys come back. Also run by the
+ * Citus distribution, for a database migrated on plain PostgreSQL and then given the extension,
+ * since Citus distributes no table with a trigger. Nothing where the trigger is absent.
+ */
+export async function restoreLogKeys(q: Query): Promise<void> {
+  const [{ present }] = await q<{ present: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'webhooks_delete_log' AND tgrelid = 'webhooks'::regclass) AS present`,
+  );
+  if (!present) return;
+  await q(`DROP TRIGGER webhooks_delete_log ON webhooks`);
+  await q(`DROP FUNCTION IF EXISTS delete_endpoint_log()`);
+  await q(`ALTER TABLE delivery_log ADD CONSTRAINT deliveries_store_id_fkey FOREIGN KEY (store_id) REFERENCES stores (id)`);
+  await q(
+    `ALTER TABLE delivery_log ADD CONSTRAINT deliveries_webhook_id_fkey
+     FOREIGN KEY (webhook_id, store_id) REFERENCES webhooks (id, store_id) ON DELETE CASCADE`,
+  );
+  await q(`ALTER TABLE delivery_queue ADD CONSTRAINT delivery_queue_store_id_fkey FOREIGN KEY (store_id) REFERENCES stores (id)`);
 }
 
 /** Whether the log is a Citus distributed table. */
