@@ -178,7 +178,7 @@ describe('DeliveryRepository', () => {
   it('records an attempt and the decision only for the worker that holds the lease', async () => {
     const [id] = await due('wh_a');
     await repository.claimDue(1, 10_000, 'mine', NO_LIMITS).then((c) => c.deliveries);
-    const outcome = (token: string): AttemptOutcome => ({
+    const outcome = (token: string, statusCode: number): AttemptOutcome => ({
       deliveryId: id,
       leaseToken: token,
       attempt: {
@@ -186,22 +186,23 @@ describe('DeliveryRepository', () => {
         trigger: 'scheduled',
         startedAt: new Date(),
         durationMs: 5,
-        statusCode: 500,
-        error: 'HTTP 500',
+        statusCode,
+        error: `HTTP ${statusCode}`,
         responseBody: 'no',
       },
-      status: 'pending',
+      status: statusCode === 200 ? 'succeeded' : 'pending',
       retryDelayMs: 1_000,
       decidedAt: Date.now(),
-      lastStatusCode: 500,
-      lastError: 'HTTP 500',
+      lastStatusCode: statusCode,
+      lastError: `HTTP ${statusCode}`,
     });
-    expect(await repository.recordOutcomes([outcome('not-mine')])).toEqual({ scheduled: [], failing: [] });
     const {
       scheduled: [scheduled],
-    } = await repository.recordOutcomes([outcome('mine')]);
+    } = await repository.recordOutcomes([outcome('mine', 500)]);
     expect(scheduled.deliveryId).toBe(id);
     expect(scheduled.dueAt).toBeGreaterThan(Date.now() + 500);
+    // Another worker's word on the same attempt changes neither the decision nor the attempt.
+    expect(await repository.recordOutcomes([outcome('not-mine', 200)])).toEqual({ scheduled: [], failing: [] });
     const [row] = await db.query<{ status: string; lease_token: string | null; last_error: string }>(
       'SELECT status, lease_token, last_error FROM deliveries WHERE id = $1',
       [id],
@@ -285,6 +286,30 @@ describe('DeliveryRepository', () => {
       [1, 202, null],
       [2, 200, null],
     ]);
+  });
+
+  it('writes a late result and a holder’s result of one batch, each where it belongs', async () => {
+    const [late, held] = await due('wh_a', 2);
+    await repository.claimDue(1, 0, 'late-worker', NO_LIMITS);
+    const claimed = await repository.claimDue(2, 10_000, 'worker', NO_LIMITS).then((c) => c.deliveries);
+    expect(claimed.map((d) => [d.id, d.attemptNumber]).sort()).toEqual([
+      [late, 2],
+      [held, 1],
+    ]);
+    const result = (deliveryId: string, token: string, statusCode: number): AttemptOutcome => ({
+      deliveryId,
+      leaseToken: token,
+      attempt: { number: 1, trigger: 'scheduled', startedAt: new Date(), durationMs: 7, statusCode, error: null, responseBody: null },
+      status: 'succeeded',
+      retryDelayMs: 0,
+      decidedAt: Date.now(),
+      lastStatusCode: statusCode,
+      lastError: null,
+    });
+    await repository.recordOutcomes([result(late, 'late-worker', 202), result(held, 'worker', 200)]);
+    expect((await log.attemptsOf(late)).map((a) => [a.number, a.statusCode, a.error])).toEqual([[1, 202, null]]);
+    expect((await log.attemptsOf(held)).map((a) => [a.number, a.statusCode, a.error])).toEqual([[1, 200, null]]);
+    expect((await db.query(`SELECT id, status FROM deliveries ORDER BY id`)).map((r) => r.status)).toEqual(['pending', 'succeeded']);
   });
 
   it('gives unattempted claims back, due at once for any worker', async () => {

@@ -150,7 +150,34 @@ WITH u AS (
     FROM json_to_recordset($1::json) AS u(id text, token text, status text, delay_ms double precision,
   last_status_code int, last_error text, record_attempt boolean, number int, trigger text, started_at timestamptz,
   duration_ms int, status_code int, error text, response_body text, stamp boolean)
-  ), attempts AS (
+  ), retried AS (
+    -- A retry stays in the queue, due again later.
+    UPDATE delivery_queue d
+    SET next_attempt_at = now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000),
+        lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
+    FROM u
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.store_id, u.stamp, d.attempt_count AS number_now, u.record_attempt, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
+  ), ended AS (
+    -- A delivery that ended leaves the queue for the log, written once.
+    DELETE FROM delivery_queue d
+    USING u
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
+      d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
+      d.created_at AS log_created, d.restarted_at AS log_restarted, d.store_id, u.stamp, d.attempt_count AS number_now, u.record_attempt, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
+  ), logged AS (
+    INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_status_code, last_error, created_at, updated_at, ordered, restarted_at)
+    SELECT id, log_store, log_event, endpoint, log_type, status, log_attempts, log_code, log_error, log_created, now(), ordered, log_restarted
+    FROM ended
+  ), updated AS (
+    SELECT id, status, next_attempt_at, ordered, endpoint, store_id, stamp, number_now, record_attempt, number, trigger, started_at, duration_ms, status_code, error, response_body FROM retried
+    UNION ALL
+    SELECT id, status, NULL::timestamptz, ordered, endpoint, store_id, stamp, number_now, record_attempt, number, trigger, started_at, duration_ms, status_code, error, response_body FROM ended
+  ), own_attempts AS (
+    INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
+    SELECT id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body FROM updated WHERE record_attempt AND number_now = number
+  ), late_attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
     FROM u CROSS JOIN LATERAL (
@@ -159,36 +186,12 @@ WITH u AS (
       OFFSET 0
     ) AS p
     WHERE u.record_attempt AND p.store_id IS NOT NULL
-    -- A result written after its lease ran out (the database was away) replaces the
-    -- "interrupted" row another worker put in its place: the log keeps what really happened.
+      AND (SELECT count(*) FROM updated WHERE record_attempt AND number_now = number) < (SELECT count(*) FROM u WHERE record_attempt)
+      AND NOT EXISTS (SELECT 1 FROM updated own WHERE own.id = u.id AND own.record_attempt AND own.number_now = u.number)
     ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
       duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
       response_body = excluded.response_body
     WHERE delivery_attempts.error = $3
-  ), retried AS (
-    -- A retry stays in the queue, due again later.
-    UPDATE delivery_queue d
-    SET next_attempt_at = now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000),
-        lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
-    FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
-    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.store_id, u.stamp
-  ), ended AS (
-    -- A delivery that ended leaves the queue for the log, written once.
-    DELETE FROM delivery_queue d
-    USING u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
-    RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
-      d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
-      d.created_at AS log_created, d.restarted_at AS log_restarted, d.store_id, u.stamp
-  ), logged AS (
-    INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_status_code, last_error, created_at, updated_at, ordered, restarted_at)
-    SELECT id, log_store, log_event, endpoint, log_type, status, log_attempts, log_code, log_error, log_created, now(), ordered, log_restarted
-    FROM ended
-  ), updated AS (
-    SELECT id, status, next_attempt_at, ordered, endpoint, store_id, stamp FROM retried
-    UNION ALL
-    SELECT id, status, NULL::timestamptz, ordered, endpoint, store_id, stamp FROM ended
   ), released AS (
     -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
     -- filtered on being held: a claim holding it right now is waited for, then overridden.
@@ -224,8 +227,6 @@ WITH u AS (
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u JOIN delivery_queue p ON p.id = u.id WHERE u.record_attempt
     UNION ALL
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u JOIN delivery_log p ON p.id = u.id WHERE u.record_attempt
-    -- A result written after its lease ran out (the database was away) replaces the
-    -- "interrupted" row another worker put in its place: the log keeps what really happened.
     ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
       duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
       response_body = excluded.response_body
@@ -283,7 +284,34 @@ WITH u AS (
     FROM json_to_recordset($1::json) AS u(id text, token text, status text, delay_ms double precision,
   last_status_code int, last_error text, record_attempt boolean, number int, trigger text, started_at timestamptz,
   duration_ms int, status_code int, error text, response_body text, counts boolean, stamp boolean, notice_id text, notice_body text, notice_at timestamptz)
-  ), attempts AS (
+  ), retried AS (
+    -- A retry stays in the queue, due again later.
+    UPDATE delivery_queue d
+    SET next_attempt_at = now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000),
+        lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
+    FROM u
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at, d.attempt_count AS number_now, u.record_attempt, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
+  ), ended AS (
+    -- A delivery that ended leaves the queue for the log, written once.
+    DELETE FROM delivery_queue d
+    USING u
+    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
+      d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
+      d.created_at AS log_created, d.restarted_at AS log_restarted, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at, d.attempt_count AS number_now, u.record_attempt, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
+  ), logged AS (
+    INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_status_code, last_error, created_at, updated_at, ordered, restarted_at)
+    SELECT id, log_store, log_event, endpoint, log_type, status, log_attempts, log_code, log_error, log_created, now(), ordered, log_restarted
+    FROM ended
+  ), updated AS (
+    SELECT id, status, next_attempt_at, ordered, endpoint, webhook_id, store_id, counts, stamp, notice_id, notice_body, notice_at, number_now, record_attempt, number, trigger, started_at, duration_ms, status_code, error, response_body FROM retried
+    UNION ALL
+    SELECT id, status, NULL::timestamptz, ordered, endpoint, webhook_id, store_id, counts, stamp, notice_id, notice_body, notice_at, number_now, record_attempt, number, trigger, started_at, duration_ms, status_code, error, response_body FROM ended
+  ), own_attempts AS (
+    INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
+    SELECT id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body FROM updated WHERE record_attempt AND number_now = number
+  ), late_attempts AS (
     INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
     FROM u CROSS JOIN LATERAL (
@@ -292,36 +320,12 @@ WITH u AS (
       OFFSET 0
     ) AS p
     WHERE u.record_attempt AND p.store_id IS NOT NULL
-    -- A result written after its lease ran out (the database was away) replaces the
-    -- "interrupted" row another worker put in its place: the log keeps what really happened.
+      AND (SELECT count(*) FROM updated WHERE record_attempt AND number_now = number) < (SELECT count(*) FROM u WHERE record_attempt)
+      AND NOT EXISTS (SELECT 1 FROM updated own WHERE own.id = u.id AND own.record_attempt AND own.number_now = u.number)
     ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
       duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
       response_body = excluded.response_body
     WHERE delivery_attempts.error = $5
-  ), retried AS (
-    -- A retry stays in the queue, due again later.
-    UPDATE delivery_queue d
-    SET next_attempt_at = now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000),
-        lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
-    FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
-    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at
-  ), ended AS (
-    -- A delivery that ended leaves the queue for the log, written once.
-    DELETE FROM delivery_queue d
-    USING u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
-    RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
-      d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
-      d.created_at AS log_created, d.restarted_at AS log_restarted, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at
-  ), logged AS (
-    INSERT INTO delivery_log (id, store_id, event_id, webhook_id, event_type, status, attempt_count, last_status_code, last_error, created_at, updated_at, ordered, restarted_at)
-    SELECT id, log_store, log_event, endpoint, log_type, status, log_attempts, log_code, log_error, log_created, now(), ordered, log_restarted
-    FROM ended
-  ), updated AS (
-    SELECT id, status, next_attempt_at, ordered, endpoint, webhook_id, store_id, counts, stamp, notice_id, notice_body, notice_at FROM retried
-    UNION ALL
-    SELECT id, status, NULL::timestamptz, ordered, endpoint, webhook_id, store_id, counts, stamp, notice_id, notice_body, notice_at FROM ended
   ), released AS (
     -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
     -- filtered on being held: a claim holding it right now is waited for, then overridden.
@@ -397,8 +401,6 @@ WITH u AS (
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u JOIN delivery_queue p ON p.id = u.id WHERE u.record_attempt
     UNION ALL
     SELECT u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body FROM u JOIN delivery_log p ON p.id = u.id WHERE u.record_attempt
-    -- A result written after its lease ran out (the database was away) replaces the
-    -- "interrupted" row another worker put in its place: the log keeps what really happened.
     ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
       duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
       response_body = excluded.response_body

@@ -223,10 +223,20 @@ const OUTCOME_COLUMNS = `id text, token text, status text, delay_ms double preci
   last_status_code int, last_error text, record_attempt boolean, number int, trigger text, started_at timestamptz,
   duration_ms int, status_code int, error text, response_body text`;
 
-/** `, store_id, stamp` of `, d.store_id, u.stamp`: the names the `extra` columns take. */
+/** `, store_id, stamp, number_now` of `, d.store_id, u.stamp, d.attempt_count AS number_now`: the names the `extra` columns take. */
 function columnNames(extra: string): string {
-  return extra.replace(/\b[du]\./g, '');
+  return extra.replace(/\b[du]\.\w+ AS /g, '').replace(/\b[du]\./g, '');
 }
+
+/** An attempt row's columns, in delivery_attempts's order from `delivery_id`, as named in `u`. */
+const ATTEMPT_COLUMNS = 'number, trigger, started_at, duration_ms, status_code, error, response_body';
+const INSERT_ATTEMPTS = `INSERT INTO delivery_attempts (delivery_id, store_id, ${ATTEMPT_COLUMNS})`;
+
+/**
+ * What `retried` and `ended` answer on one server beside `extra`: the attempt row of each
+ * delivery they changed, and its attempt count then, so that the attempt is written from them.
+ */
+const OWN_ATTEMPT = `, d.attempt_count AS number_now, u.record_attempt, ${ATTEMPT_COLUMNS.replace(/(\w+)/g, 'u.$1')}`;
 
 /**
  * The attempt rows of a batch, each with its delivery's store: in the queue, or already in the log
@@ -235,7 +245,7 @@ function columnNames(extra: string): string {
  * delivery the queue does not hold; on a Citus cluster both are joined (a delivery is in one).
  */
 function attemptRows(cluster: boolean): string {
-  const columns = 'u.id, p.store_id, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body';
+  const columns = `u.id, p.store_id, ${ATTEMPT_COLUMNS.replace(/(\w+)/g, 'u.$1')}`;
   if (cluster) {
     return `SELECT ${columns} FROM u JOIN delivery_queue p ON p.id = u.id WHERE u.record_attempt
     UNION ALL
@@ -251,6 +261,38 @@ function attemptRows(cluster: boolean): string {
 }
 
 /**
+ * A result written after its lease ran out (the database was away) replaces the "interrupted"
+ * row another worker put in its place: the log keeps what really happened.
+ */
+function replacingInterrupted(interruptedParam: string): string {
+  return `ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
+      duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
+      response_body = excluded.response_body
+    WHERE delivery_attempts.error = ${interruptedParam}`;
+}
+
+/**
+ * One server's attempt rows, after the decisions. A delivery this batch changed, still at the
+ * attempt the row records, has no other row for it: only a claim taking the delivery over writes
+ * one (the interrupted attempt), and that claim moved its count on. Its row is a plain insert,
+ * its store read from the change. The rest (a lease that ran out, a delivery another worker
+ * ended) are looked up and may replace an interrupted row; when there are none, as nearly always,
+ * the once-evaluated counts skip their lookups.
+ */
+function oneServerAttempts(interruptedParam: string): string {
+  return `own_attempts AS (
+    ${INSERT_ATTEMPTS}
+    SELECT id, store_id, ${ATTEMPT_COLUMNS} FROM updated WHERE record_attempt AND number_now = number
+  ), late_attempts AS (
+    ${INSERT_ATTEMPTS}
+    ${attemptRows(false)}
+      AND (SELECT count(*) FROM updated WHERE record_attempt AND number_now = number) < (SELECT count(*) FROM u WHERE record_attempt)
+      AND NOT EXISTS (SELECT 1 FROM updated own WHERE own.id = u.id AND own.record_attempt AND own.number_now = u.number)
+    ${replacingInterrupted(interruptedParam)}
+  )`;
+}
+
+/**
  * The attempt rows and the decisions (see recordOutcomes); `updated` answers `extra` columns too.
  * `interruptedParam` is the parameter holding the error of an interrupted attempt.
  */
@@ -258,26 +300,26 @@ function recordOutcomesCtes(columns: string, extra: string, cluster: boolean, in
   // On a Citus cluster (docs/scaling.md, "Citus"): the times are worked out before the updates
   // (Citus sends no now() inside a CASE to the shards), the deliveries are joined rather than
   // looked up by a lateral subquery, and the ordered release takes each endpoint's next by DISTINCT ON.
+  const returned = cluster ? extra : `${extra}${OWN_ATTEMPT}`;
   return `WITH u AS (
     SELECT *${cluster ? ', now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000) AS due, now() AS at' : ''}
     FROM json_to_recordset($1::json) AS u(${columns})
-  ), attempts AS (
-    INSERT INTO delivery_attempts (delivery_id, store_id, number, trigger, started_at, duration_ms, status_code, error, response_body)
-    ${attemptRows(cluster)}
-    -- A result written after its lease ran out (the database was away) replaces the
-    -- "interrupted" row another worker put in its place: the log keeps what really happened.
-    ON CONFLICT (delivery_id, number, store_id) DO UPDATE SET started_at = excluded.started_at,
-      duration_ms = excluded.duration_ms, status_code = excluded.status_code, error = excluded.error,
-      response_body = excluded.response_body
-    WHERE delivery_attempts.error = ${interruptedParam}
-  ), retried AS (
+  ), ${
+    cluster
+      ? `attempts AS (
+    ${INSERT_ATTEMPTS}
+    ${attemptRows(true)}
+    ${replacingInterrupted(interruptedParam)}
+  ), `
+      : ''
+  }retried AS (
     -- A retry stays in the queue, due again later.
     UPDATE delivery_queue d
     SET next_attempt_at = ${cluster ? 'u.due' : 'now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000)'},
         lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
     WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
-    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint${extra}
+    RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint${returned}
   ), ended AS (
     -- A delivery that ended leaves the queue for the log, written once.
     DELETE FROM delivery_queue d
@@ -285,16 +327,16 @@ function recordOutcomesCtes(columns: string, extra: string, cluster: boolean, in
     WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
     RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
       d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
-      d.created_at AS log_created, d.restarted_at AS log_restarted${extra}
+      d.created_at AS log_created, d.restarted_at AS log_restarted${returned}
   ), logged AS (
     INSERT INTO delivery_log (${DELIVERY_LOG_COLUMNS})
     SELECT id, log_store, log_event, endpoint, log_type, status, log_attempts, log_code, log_error, log_created, now(), ordered, log_restarted
     FROM ended
   ), updated AS (
-    SELECT id, status, next_attempt_at, ordered, endpoint${columnNames(extra)} FROM retried
+    SELECT id, status, next_attempt_at, ordered, endpoint${columnNames(returned)} FROM retried
     UNION ALL
-    SELECT id, status, NULL::timestamptz, ordered, endpoint${columnNames(extra)} FROM ended
-  ), released AS (
+    SELECT id, status, NULL::timestamptz, ordered, endpoint${columnNames(returned)} FROM ended
+  ), ${cluster ? '' : `${oneServerAttempts(interruptedParam)}, `}released AS (
     -- An ordered delivery that ended lets the next of its endpoint go (claimDue held it). Not
     -- filtered on being held: a claim holding it right now is waited for, then overridden.
     -- The rows are looked up by their ids, worked out first.

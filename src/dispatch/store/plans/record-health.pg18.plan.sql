@@ -2,38 +2,12 @@
 -- Append
 --   CTE u
 --     ->  Function Scan on json_to_recordset u
---   CTE attempts
---     ->  Insert on delivery_attempts
---           Conflict Resolution: UPDATE
---           Conflict Arbiter Indexes: delivery_attempts_pkey
---           Conflict Filter: (delivery_attempts.error = $5)
---           ->  Nested Loop
---                 ->  CTE Scan on u u_n
---                       Filter: record_attempt
---                 ->  Subquery Scan on p
---                       Filter: (p.store_id IS NOT NULL)
---                       ->  Result
---                             InitPlan n
---                               ->  Index Only Scan using delivery_queue_pkey on delivery_queue d
---                                     Index Cond: (id = u_n.id)
---                             InitPlan n
---                               ->  Append
---                                     ->  Index Scan using deliveries_p_low_webhook_id_id_idx on delivery_log_p_low l_n
---                                           Index Cond: (id = u_n.id)
---                                     ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on delivery_log_p<day> l_n
---                                           Index Cond: (id = u_n.id)
---                                     ->  Index Only Scan using deliveries_p<day>_pkey on delivery_log_p<day> l_n
---                                           Index Cond: (id = u_n.id)
---                                     ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on delivery_log_p<day> l_n
---                                           Index Cond: (id = u_n.id)
---                                     ->  Index Scan using deliveries_p_high_webhook_id_id_idx on delivery_log_p_high l_n
---                                           Index Cond: (id = u_n.id)
 --   CTE retried
---     ->  Update on delivery_queue d_n
+--     ->  Update on delivery_queue d
 --           ->  Nested Loop
 --                 ->  CTE Scan on u u_n
 --                       Filter: (status = 'pending'::text)
---                 ->  Index Scan using delivery_queue_pkey on delivery_queue d_n
+--                 ->  Index Scan using delivery_queue_pkey on delivery_queue d
 --                       Index Cond: (id = u_n.id)
 --                       Filter: (u_n.token = lease_token)
 --   CTE ended
@@ -51,6 +25,50 @@
 --     ->  Append
 --           ->  CTE Scan on retried
 --           ->  CTE Scan on ended ended_n
+--   CTE own_attempts
+--     ->  Insert on delivery_attempts
+--           ->  CTE Scan on updated updated_n
+--                 Filter: (record_attempt AND (number_now = number))
+--   CTE late_attempts
+--     ->  Insert on delivery_attempts delivery_attempts_1
+--           Conflict Resolution: UPDATE
+--           Conflict Arbiter Indexes: delivery_attempts_pkey
+--           Conflict Filter: (delivery_attempts_1.error = $5)
+--           InitPlan n
+--             ->  Aggregate
+--                   ->  CTE Scan on updated updated_n
+--                         Filter: (record_attempt AND (number_now = number))
+--           InitPlan n
+--             ->  Aggregate
+--                   ->  CTE Scan on u u_n
+--                         Filter: record_attempt
+--           ->  Result
+--                 One-Time Filter: ((InitPlan n).col1 < (InitPlan n).col1)
+--                 ->  Nested Loop Anti Join
+--                       Join Filter: ((own.id = u_n.id) AND (own.number_now = u_n.number))
+--                       ->  Nested Loop
+--                             ->  CTE Scan on u u_n
+--                                   Filter: record_attempt
+--                             ->  Subquery Scan on p
+--                                   Filter: (p.store_id IS NOT NULL)
+--                                   ->  Result
+--                                         InitPlan n
+--                                           ->  Index Only Scan using delivery_queue_pkey on delivery_queue d_n
+--                                                 Index Cond: (id = u_n.id)
+--                                         InitPlan n
+--                                           ->  Append
+--                                                 ->  Index Scan using deliveries_p_low_webhook_id_id_idx on delivery_log_p_low l_n
+--                                                       Index Cond: (id = u_n.id)
+--                                                 ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on delivery_log_p<day> l_n
+--                                                       Index Cond: (id = u_n.id)
+--                                                 ->  Index Only Scan using deliveries_p<day>_pkey on delivery_log_p<day> l_n
+--                                                       Index Cond: (id = u_n.id)
+--                                                 ->  Index Scan using deliveries_p<day>_webhook_id_id_idx on delivery_log_p<day> l_n
+--                                                       Index Cond: (id = u_n.id)
+--                                                 ->  Index Scan using deliveries_p_high_webhook_id_id_idx on delivery_log_p_high l_n
+--                                                       Index Cond: (id = u_n.id)
+--                       ->  CTE Scan on updated own
+--                             Filter: record_attempt
 --   CTE released
 --     ->  Update on delivery_queue n
 --           InitPlan n
