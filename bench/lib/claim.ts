@@ -185,10 +185,11 @@ async function timeStatements(db: BenchDatabase, sizes: ClaimSizes, expected: nu
 }
 
 /** Every claimed delivery answered 200 at its first try. */
-function succeededOutcomes(rows: Array<{ id: string; attemptNumber: number }>, token: string): AttemptOutcome[] {
+function succeededOutcomes(rows: Array<{ id: string; attemptNumber: number; ordered: boolean }>, token: string): AttemptOutcome[] {
   return rows.map((row) => ({
     deliveryId: row.id,
     leaseToken: token,
+    ordered: row.ordered,
     attempt: {
       number: row.attemptNumber,
       trigger: 'scheduled',

@@ -85,6 +85,8 @@ type ClaimRow = ClaimedDelivery & {
 export interface AttemptOutcome {
   deliveryId: string;
   leaseToken: string;
+  /** False for a delivery created for an endpoint that is not ordered: its end releases no other. */
+  ordered?: boolean;
   /** null when no HTTP attempt was made (the endpoint turned out to be inactive). */
   attempt: AttemptRow | null;
   status: DeliveryStatus;
@@ -405,6 +407,7 @@ export class DeliveryRepository implements OnApplicationShutdown {
   async recordOutcomes(outcomes: AttemptOutcome[], thresholds?: DisableThresholds): Promise<RecordedOutcomes> {
     if (outcomes.length === 0) return { scheduled: [], failing: [] };
     const now = Date.now();
+    const token = outcomes[0].leaseToken;
     // One attempt row per (delivery, number): ON CONFLICT DO UPDATE may not touch a row twice.
     const seen = new Set<string>();
     const health = outcomes.some((o) => (o.status === 'failed' && o.attempt !== null && o.probe !== true) || o.failureEvent !== undefined);
@@ -414,7 +417,9 @@ export class DeliveryRepository implements OnApplicationShutdown {
       if (attemptKey) seen.add(attemptKey);
       // Only what is set: an absent key reads as NULL (and record_attempt as false). A batch of 500
       // is some 170 KB of JSON written to the socket and parsed by PostgreSQL, nulls spelt out.
-      const row: Record<string, unknown> = { id: o.deliveryId, token: o.leaseToken, status: o.status };
+      const row: Record<string, unknown> = { id: o.deliveryId, status: o.status };
+      // The batch's token is a parameter of its own: a row names one only when it differs.
+      if (o.leaseToken !== token) row.token = o.leaseToken;
       // The delay counts from the decision, not from this (possibly later) write.
       if (o.status === 'pending') row.delay_ms = o.retryDelayMs - (now - o.decidedAt);
       if (o.lastStatusCode !== null) row.last_status_code = o.lastStatusCode;
@@ -449,8 +454,10 @@ export class DeliveryRepository implements OnApplicationShutdown {
     // its generic plan an index plan as the table grows (dispatch-pool.ts, docs/scaling.md).
     // Batches without a failure (nearly all of them) take the statement without the health part,
     // which costs PostgreSQL more CPU per delivery (docs/scaling.md).
-    // The ids again as an array only to keep the batch's own deliveries out of the ordered release.
-    const values = [JSON.stringify(rows), outcomes.map((o) => o.deliveryId)];
+    // The ids again as an array only to keep the batch's own deliveries out of the ordered release,
+    // which a batch of deliveries known not to be ordered does not make.
+    const released = outcomes.some((o) => o.ordered !== false) ? outcomes.map((o) => o.deliveryId) : [];
+    const values = [JSON.stringify(rows), released];
     type Row = { kind: 'retry' | 'failing' | 'woken'; id: string; dueInMs: number };
     const answer = health
       ? await this.sql.rows<Row>(this.engine.citus ? RECORD_WITH_HEALTH_ON_CLUSTER : RECORD_WITH_HEALTH, [
@@ -459,8 +466,9 @@ export class DeliveryRepository implements OnApplicationShutdown {
           thresholds?.afterMs ?? 0,
           INTERRUPTED_ATTEMPT_ERROR,
           DELIVERIES_CHANNEL,
+          token,
         ])
-      : await this.sql.rows<Row>(this.engine.citus ? RECORD_ON_CLUSTER : RECORD, [...values, INTERRUPTED_ATTEMPT_ERROR]);
+      : await this.sql.rows<Row>(this.engine.citus ? RECORD_ON_CLUSTER : RECORD, [...values, INTERRUPTED_ATTEMPT_ERROR, token]);
     const answeredAt = Date.now();
     const scheduled: ScheduledRetry[] = [];
     const failing: string[] = [];

@@ -156,13 +156,13 @@ WITH u AS (
     SET next_attempt_at = now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000),
         lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, $4) AND u.status = 'pending'
     RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.store_id, u.stamp, d.attempt_count AS number_now, u.record_attempt, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
   ), ended AS (
     -- A delivery that ended leaves the queue for the log, written once.
     DELETE FROM delivery_queue d
     USING u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, $4) AND u.status <> 'pending'
     RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
       d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
       d.created_at AS log_created, d.restarted_at AS log_restarted, d.store_id, u.stamp, d.attempt_count AS number_now, u.record_attempt, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
@@ -237,13 +237,13 @@ WITH u AS (
     SET next_attempt_at = u.due,
         lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, $4) AND u.status = 'pending'
     RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.store_id, u.stamp
   ), ended AS (
     -- A delivery that ended leaves the queue for the log, written once.
     DELETE FROM delivery_queue d
     USING u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, $4) AND u.status <> 'pending'
     RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
       d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
       d.created_at AS log_created, d.restarted_at AS log_restarted, d.store_id, u.stamp
@@ -290,13 +290,13 @@ WITH u AS (
     SET next_attempt_at = now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000),
         lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, $7) AND u.status = 'pending'
     RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at, d.attempt_count AS number_now, u.record_attempt, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
   ), ended AS (
     -- A delivery that ended leaves the queue for the log, written once.
     DELETE FROM delivery_queue d
     USING u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, $7) AND u.status <> 'pending'
     RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
       d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
       d.created_at AS log_created, d.restarted_at AS log_restarted, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at, d.attempt_count AS number_now, u.record_attempt, u.number, u.trigger, u.started_at, u.duration_ms, u.status_code, u.error, u.response_body
@@ -411,13 +411,13 @@ WITH u AS (
     SET next_attempt_at = u.due,
         lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, $7) AND u.status = 'pending'
     RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at
   ), ended AS (
     -- A delivery that ended leaves the queue for the log, written once.
     DELETE FROM delivery_queue d
     USING u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, $7) AND u.status <> 'pending'
     RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
       d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
       d.created_at AS log_created, d.restarted_at AS log_restarted, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at

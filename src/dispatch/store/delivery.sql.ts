@@ -294,9 +294,10 @@ function oneServerAttempts(interruptedParam: string): string {
 
 /**
  * The attempt rows and the decisions (see recordOutcomes); `updated` answers `extra` columns too.
- * `interruptedParam` is the parameter holding the error of an interrupted attempt.
+ * `interruptedParam` is the parameter holding the error of an interrupted attempt, `tokenParam` the
+ * lease token of every outcome whose row names none (a worker's batch has one token).
  */
-function recordOutcomesCtes(columns: string, extra: string, cluster: boolean, interruptedParam: string): string {
+function recordOutcomesCtes(columns: string, extra: string, cluster: boolean, interruptedParam: string, tokenParam: string): string {
   // On a Citus cluster (docs/scaling.md, "Citus"): the times are worked out before the updates
   // (Citus sends no now() inside a CASE to the shards), the deliveries are joined rather than
   // looked up by a lateral subquery, and the ordered release takes each endpoint's next by DISTINCT ON.
@@ -318,13 +319,13 @@ function recordOutcomesCtes(columns: string, extra: string, cluster: boolean, in
     SET next_attempt_at = ${cluster ? 'u.due' : 'now() + make_interval(secs => greatest(u.delay_ms, 0) / 1000)'},
         lease_token = NULL, lease_until = NULL, last_status_code = u.last_status_code, last_error = u.last_error, updated_at = now()
     FROM u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status = 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, ${tokenParam}) AND u.status = 'pending'
     RETURNING d.id, u.status, d.next_attempt_at, d.ordered, d.webhook_id AS endpoint${returned}
   ), ended AS (
     -- A delivery that ended leaves the queue for the log, written once.
     DELETE FROM delivery_queue d
     USING u
-    WHERE d.id = u.id AND d.lease_token = u.token AND u.status <> 'pending'
+    WHERE d.id = u.id AND d.lease_token = coalesce(u.token, ${tokenParam}) AND u.status <> 'pending'
     RETURNING d.id, u.status, d.ordered, d.webhook_id AS endpoint, d.store_id AS log_store, d.event_id AS log_event,
       d.event_type AS log_type, d.attempt_count AS log_attempts, u.last_status_code AS log_code, u.last_error AS log_error,
       d.created_at AS log_created, d.restarted_at AS log_restarted${returned}
@@ -375,13 +376,13 @@ const RETRIES = `SELECT 'retry' AS kind, id, extract(epoch FROM next_attempt_at 
  */
 const record = (
   cluster: boolean,
-): string => `${recordOutcomesCtes(`${OUTCOME_COLUMNS}, stamp boolean`, ', d.store_id, u.stamp', cluster, '$3')}, cleared AS (
+): string => `${recordOutcomesCtes(`${OUTCOME_COLUMNS}, stamp boolean`, ', d.store_id, u.stamp', cluster, '$3', '$4')}, cleared AS (
     UPDATE endpoint_health h SET last_success_at = now(), failing_since = NULL, failures = 0
     FROM (SELECT DISTINCT endpoint, store_id FROM updated WHERE stamp) c
     WHERE h.webhook_id = c.endpoint AND h.store_id = c.store_id AND (h.failures > 0 OR h.failing_since IS NOT NULL)
   )
   ${RETRIES}`;
-/** $1 the outcomes (JSON), $2 their ids, $3 the error of an interrupted attempt. */
+/** $1 the outcomes (JSON), $2 their ids, $3 the error of an interrupted attempt, $4 the lease token of rows without one. */
 export const RECORD = statement('record', record(false));
 export const RECORD_ON_CLUSTER = statement('record-on-cluster', record(true));
 
@@ -398,6 +399,7 @@ const recordWithHealth = (cluster: boolean): string => `${recordOutcomesCtes(
   `, d.webhook_id, d.store_id, u.counts, u.stamp, u.notice_id, u.notice_body, u.notice_at`,
   cluster,
   '$5',
+  '$7',
 )}, health_changes AS (
     SELECT webhook_id, store_id, bool_or(stamp) AS stamped, count(*) FILTER (WHERE counts)::int AS failed
     FROM updated WHERE counts OR stamp GROUP BY webhook_id, store_id
@@ -446,7 +448,7 @@ const recordWithHealth = (cluster: boolean): string => `${recordOutcomesCtes(
   WHERE $3::int IS NOT NULL AND failures >= $3 AND failing_since <= now() - make_interval(secs => $4::double precision / 1000)
   UNION ALL
   SELECT 'woken', NULL, NULL FROM woken`;
-/** As {@link RECORD}, with $3 and $4 the disabling thresholds, $5 the interrupted error, $6 the NOTIFY channel. */
+/** As {@link RECORD}, with $3 and $4 the disabling thresholds, $5 the interrupted error, $6 the NOTIFY channel, $7 the lease token. */
 export const RECORD_WITH_HEALTH = statement('record-health', recordWithHealth(false));
 export const RECORD_WITH_HEALTH_ON_CLUSTER = statement('record-health-on-cluster', recordWithHealth(true));
 

@@ -77,8 +77,13 @@ describe('AttemptRunner', () => {
         headers: { 'X-Store': 's1' },
       },
     ]);
-    expect(outcome).toMatchObject({ deliveryId: 'del_1', leaseToken: 'lease-1', status: 'succeeded', lastStatusCode: 200 });
+    expect(outcome).toMatchObject({ deliveryId: 'del_1', leaseToken: 'lease-1', status: 'succeeded', lastStatusCode: 200, ordered: false });
     expect(outcome.attempt).toMatchObject({ number: 1, trigger: 'scheduled', statusCode: 200, durationMs: 12 });
+  });
+
+  it('says whether the delivery was ordered, with an attempt or without, so that its end releases the next', async () => {
+    expect(await runner.run(claimed({ ordered: true }))).toMatchObject({ status: 'succeeded', ordered: true });
+    expect(await runner.run(claimed({ ordered: true, webhookActive: false }))).toMatchObject({ attempt: null, ordered: true });
   });
 
   it('with tracing on, sends the attempt span’s traceparent and ends the span with the decision', async () => {

@@ -96,7 +96,13 @@ export class AttemptRunner {
     const decision: RetryDecision = exhausted ? { status: 'failed' } : scheduled;
     if (decision.status !== 'pending') this.metrics.deliveriesFinished.inc({ status: decision.status });
     const outcome = outcomeOf(
-      { deliveryId: delivery.id, leaseToken: this.leaseToken, attemptNumber: delivery.attemptNumber, cycleAttempt: delivery.cycleAttempt },
+      {
+        deliveryId: delivery.id,
+        leaseToken: this.leaseToken,
+        attemptNumber: delivery.attemptNumber,
+        cycleAttempt: delivery.cycleAttempt,
+        ordered: delivery.ordered,
+      },
       result,
       decision.status,
       decision.status === 'pending' ? decision.delayMs : 0,
@@ -111,6 +117,7 @@ export class AttemptRunner {
     return {
       deliveryId: delivery.id,
       leaseToken: this.leaseToken,
+      ordered: delivery.ordered,
       attempt: null,
       status: 'failed',
       retryDelayMs: 0,
@@ -166,7 +173,7 @@ export function unsignedAttempt(error = UNREADABLE_SECRET_ERROR): SendResult {
 
 /** An attempt's result and the decision taken on it, as DeliveryRepository.recordOutcomes writes them. */
 export function outcomeOf(
-  claim: { deliveryId: string; leaseToken: string; attemptNumber: number; cycleAttempt: number },
+  claim: { deliveryId: string; leaseToken: string; attemptNumber: number; cycleAttempt: number; ordered?: boolean },
   result: SendResult,
   status: AttemptOutcome['status'],
   retryDelayMs: number,
@@ -174,6 +181,7 @@ export function outcomeOf(
   return {
     deliveryId: claim.deliveryId,
     leaseToken: claim.leaseToken,
+    ordered: claim.ordered,
     attempt: {
       number: claim.attemptNumber,
       trigger: attemptTrigger(claim.attemptNumber, claim.cycleAttempt),

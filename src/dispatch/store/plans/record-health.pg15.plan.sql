@@ -9,7 +9,7 @@
 --                       Filter: (status = 'pending'::text)
 --                 ->  Index Scan using delivery_queue_pkey on delivery_queue d
 --                       Index Cond: (id = u_n.id)
---                       Filter: (u_n.token = lease_token)
+--                       Filter: (COALESCE(u_n.token, $7) = lease_token)
 --   CTE ended
 --     ->  Delete on delivery_queue d_n
 --           ->  Nested Loop
@@ -17,7 +17,7 @@
 --                       Filter: (status <> 'pending'::text)
 --                 ->  Index Scan using delivery_queue_pkey on delivery_queue d_n
 --                       Index Cond: (id = u_n.id)
---                       Filter: (u_n.token = lease_token)
+--                       Filter: (COALESCE(u_n.token, $7) = lease_token)
 --   CTE logged
 --     ->  Insert on delivery_log
 --           ->  CTE Scan on ended
