@@ -85,7 +85,7 @@ type ClaimRow = ClaimedDelivery & {
 export interface AttemptOutcome {
   deliveryId: string;
   leaseToken: string;
-  /** False for a delivery created for an endpoint that is not ordered: its end releases no other. */
+  /** False for a delivery created for an endpoint that is not ordered: its end releases no other. Unset: may be ordered. */
   ordered?: boolean;
   /** null when no HTTP attempt was made (the endpoint turned out to be inactive). */
   attempt: AttemptRow | null;
@@ -415,8 +415,8 @@ export class DeliveryRepository implements OnApplicationShutdown {
       const attemptKey = o.attempt ? `${o.deliveryId} ${o.attempt.number}` : undefined;
       const recordAttempt = attemptKey !== undefined && !seen.has(attemptKey);
       if (attemptKey) seen.add(attemptKey);
-      // Only what is set: an absent key reads as NULL (and record_attempt as false). A batch of 500
-      // is some 170 KB of JSON written to the socket and parsed by PostgreSQL, nulls spelt out.
+      // Only what is set: an absent key reads as NULL (and record_attempt as false). Every byte of a
+      // batch is written to PostgreSQL's socket and parsed there, for every result.
       const row: Record<string, unknown> = { id: o.deliveryId, status: o.status };
       // The batch's token is a parameter of its own: a row names one only when it differs.
       if (o.leaseToken !== token) row.token = o.leaseToken;

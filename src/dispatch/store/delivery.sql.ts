@@ -231,12 +231,14 @@ function columnNames(extra: string): string {
 /** An attempt row's columns, in delivery_attempts's order from `delivery_id`, as named in `u`. */
 const ATTEMPT_COLUMNS = 'number, trigger, started_at, duration_ms, status_code, error, response_body';
 const INSERT_ATTEMPTS = `INSERT INTO delivery_attempts (delivery_id, store_id, ${ATTEMPT_COLUMNS})`;
+/** {@link ATTEMPT_COLUMNS} read from the outcomes' rows. */
+const OUTCOME_ATTEMPT_COLUMNS = ATTEMPT_COLUMNS.replace(/(\w+)/g, 'u.$1');
 
 /**
  * What `retried` and `ended` answer on one server beside `extra`: the attempt row of each
  * delivery they changed, and its attempt count then, so that the attempt is written from them.
  */
-const OWN_ATTEMPT = `, d.attempt_count AS number_now, u.record_attempt, ${ATTEMPT_COLUMNS.replace(/(\w+)/g, 'u.$1')}`;
+const OWN_ATTEMPT = `, d.attempt_count AS number_now, u.record_attempt, ${OUTCOME_ATTEMPT_COLUMNS}`;
 
 /**
  * The attempt rows of a batch, each with its delivery's store: in the queue, or already in the log
@@ -245,7 +247,7 @@ const OWN_ATTEMPT = `, d.attempt_count AS number_now, u.record_attempt, ${ATTEMP
  * delivery the queue does not hold; on a Citus cluster both are joined (a delivery is in one).
  */
 function attemptRows(cluster: boolean): string {
-  const columns = `u.id, p.store_id, ${ATTEMPT_COLUMNS.replace(/(\w+)/g, 'u.$1')}`;
+  const columns = `u.id, p.store_id, ${OUTCOME_ATTEMPT_COLUMNS}`;
   if (cluster) {
     return `SELECT ${columns} FROM u JOIN delivery_queue p ON p.id = u.id WHERE u.record_attempt
     UNION ALL
